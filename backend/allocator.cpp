@@ -1,0 +1,104 @@
+#include "backend/allocator.h"
+
+#include <array>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/errors.h"
+
+namespace keras {
+namespace {
+
+// Caching CPU allocator: freed blocks are kept by exact size (training steps repeat the same
+// sizes), up to a byte budget; beyond it blocks go back to the system.
+class CpuAllocator final : public Allocator {
+ public:
+  CpuAllocator() {
+    const char* env = std::getenv("KERAS_CPU_CACHE_MB");
+    long mb = env ? std::strtol(env, nullptr, 10) : 2048;
+    budget_ = static_cast<size_t>(mb < 0 ? 0 : mb) << 20;
+  }
+  ~CpuAllocator() override { empty_cache(); }
+
+  void* allocate(size_t bytes, Device) override {
+    size_t size = round_up(bytes);
+    {
+      std::lock_guard lock(mutex_);
+      in_use_ += size;
+      auto it = free_.find(size);
+      if (it != free_.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        cached_ -= size;
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(64, size);
+    if (!p) {
+      empty_cache();
+      p = std::aligned_alloc(64, size);
+      if (!p) throw std::bad_alloc();
+    }
+    return p;
+  }
+
+  void deallocate(void* ptr, size_t bytes, Device) override {
+    size_t size = round_up(bytes);
+    std::lock_guard lock(mutex_);
+    in_use_ -= size;
+    if (cached_ + size <= budget_) {
+      free_[size].push_back(ptr);
+      cached_ += size;
+    } else {
+      std::free(ptr);
+    }
+  }
+
+  void empty_cache() override {
+    std::lock_guard lock(mutex_);
+    for (auto& [size, blocks] : free_)
+      for (void* p : blocks) std::free(p);
+    free_.clear();
+    cached_ = 0;
+  }
+
+  size_t bytes_in_use() const override {
+    std::lock_guard lock(mutex_);
+    return in_use_;
+  }
+
+ private:
+  static size_t round_up(size_t bytes) { return bytes == 0 ? 64 : (bytes + 63) / 64 * 64; }
+  mutable std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t cached_ = 0, in_use_ = 0, budget_ = 0;
+};
+
+std::array<Allocator*, kNumDeviceKinds>& allocators() {
+  static CpuAllocator cpu;
+  static std::array<Allocator*, kNumDeviceKinds> table = {&cpu, nullptr};
+  return table;
+}
+
+}  // namespace
+
+Allocator& allocator_for(DeviceKind kind) {
+  Allocator* a = allocators()[static_cast<int>(kind)];
+  if (!a)
+    fail<DeviceError>("allocator_for", "a registered allocator for " + device_kind_name(kind), "none",
+                      "This build has no " + device_kind_name(kind) + " backend.");
+  return *a;
+}
+
+void register_allocator(DeviceKind kind, Allocator* allocator) { allocators()[static_cast<int>(kind)] = allocator; }
+
+Storage::Storage(size_t n, Device d) : bytes(n), device(d) { data = allocator_for(d.kind).allocate(n, d); }
+
+Storage::~Storage() {
+  if (data) allocator_for(device.kind).deallocate(data, bytes, device);
+}
+
+}  // namespace keras

@@ -1,0 +1,163 @@
+#include "backend/autodiff.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "backend/ops.h"
+
+namespace keras {
+
+namespace {
+thread_local int tape_depth = 0;
+thread_local bool no_grad = false;
+}  // namespace
+
+bool grad_recording() { return tape_depth > 0 && !no_grad; }
+
+NoGradGuard::NoGradGuard() : previous_(no_grad) { no_grad = true; }
+NoGradGuard::~NoGradGuard() { no_grad = previous_; }
+
+void Node::release() {
+  saved_inputs.clear();
+  saved_outputs.clear();
+  edges.clear();
+}
+
+GradientTape::GradientTape(bool persistent) : persistent_(persistent) { ++tape_depth; }
+
+GradientTape::~GradientTape() {
+  if (recording_) --tape_depth;
+}
+
+void GradientTape::stop_recording() {
+  if (recording_) {
+    --tape_depth;
+    recording_ = false;
+  }
+}
+
+void GradientTape::watch(Tensor& t) {
+  if (!t.grad_fn()) t.set_requires_grad(true);
+}
+
+TensorList GradientTape::gradient(const Tensor& target, const TensorList& sources) {
+  if (used_ && !persistent_)
+    fail<StateError>("GradientTape::gradient", "one call on a non-persistent tape", "a second call",
+                     "Create the tape with persistent=true to call gradient() several times.");
+  used_ = true;
+  stop_recording();
+  return compute_gradients(target, sources, {}, persistent_);
+}
+
+namespace {
+struct SlotKey {
+  const Node* node;
+  int index;
+  bool operator==(const SlotKey&) const = default;
+};
+struct SlotHash {
+  size_t operator()(const SlotKey& k) const { return std::hash<const void*>()(k.node) * 31 + k.index; }
+};
+
+void accumulate(Tensor& slot, const Tensor& g) {
+  if (!g.defined()) return;
+  slot = slot.defined() ? ops::add(slot, g) : g;
+}
+}  // namespace
+
+TensorList compute_gradients(const Tensor& target, const TensorList& sources, const Tensor& seed_in,
+                             bool retain_graph) {
+  NoGradGuard no_grad_scope;  // gradients themselves are not recorded
+  TensorList result(sources.size());
+  Tensor seed = seed_in.defined() ? seed_in : Tensor::ones(target.shape(), target.dtype(), target.device());
+  if (seed.shape() != target.shape())
+    fail<ShapeError>("compute_gradients", "a seed of shape " + shape_str(target.shape()), shape_str(seed.shape()));
+
+  // Where each requested source receives its gradient: a leaf impl or a node output slot.
+  std::unordered_map<const TensorImpl*, std::vector<size_t>> leaf_sources;
+  std::unordered_map<SlotKey, std::vector<size_t>, SlotHash> slot_sources;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!sources[i].defined()) continue;
+    const TensorImpl& im = sources[i].impl();
+    if (im.grad_fn) slot_sources[{im.grad_fn.get(), im.output_index}].push_back(i);
+    else leaf_sources[sources[i].impl_ptr()].push_back(i);
+  }
+
+  const TensorImpl& root_impl = target.impl();
+  if (!root_impl.grad_fn) {
+    if (auto it = leaf_sources.find(target.impl_ptr()); it != leaf_sources.end())
+      for (size_t i : it->second) result[i] = seed;
+    return result;
+  }
+
+  // Dependency counts over the reachable graph (iterative DFS).
+  std::unordered_map<const Node*, int> pending;
+  std::vector<Node*> stack{root_impl.grad_fn.get()};
+  std::unordered_set<const Node*> seen{root_impl.grad_fn.get()};
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const auto& e : n->edges) {
+      if (!e.node) continue;
+      ++pending[e.node.get()];
+      if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+    }
+  }
+
+  std::unordered_map<SlotKey, Tensor, SlotHash> grads;
+  std::unordered_map<const TensorImpl*, Tensor> leaf_grads;
+  grads[{root_impl.grad_fn.get(), root_impl.output_index}] = seed;
+  // Nodes are kept alive by their consumers' edges; hold the ready ones explicitly.
+  std::vector<std::shared_ptr<Node>> ready{root_impl.grad_fn};
+  while (!ready.empty()) {
+    std::shared_ptr<Node> node = std::move(ready.back());
+    ready.pop_back();
+    TensorList grad_outputs(node->output_specs.size());
+    for (size_t k = 0; k < grad_outputs.size(); ++k) {
+      SlotKey key{node.get(), static_cast<int>(k)};
+      auto it = grads.find(key);
+      if (it != grads.end()) {
+        grad_outputs[k] = std::move(it->second);
+        grads.erase(it);
+      }
+      if (auto s = slot_sources.find(key); s != slot_sources.end())
+        for (size_t i : s->second) result[i] = grad_outputs[k];
+      if (!grad_outputs[k].defined()) {
+        const auto& spec = node->output_specs[k];
+        grad_outputs[k] = Tensor::zeros(spec.shape, spec.dtype, target.device());
+      }
+    }
+    std::vector<bool> needs(node->edges.size());
+    bool any = false;
+    for (size_t i = 0; i < needs.size(); ++i) any |= (needs[i] = node->edges[i].active());
+    if (any) {
+      GradContext ctx{node->op, node->attrs, node->input_specs, node->output_specs, node->saved_inputs,
+                      node->saved_outputs, grad_outputs, needs};
+      TensorList gin = node->op->grad(ctx);
+      for (size_t i = 0; i < node->edges.size(); ++i) {
+        const auto& e = node->edges[i];
+        if (!e.active()) continue;
+        Tensor g = i < gin.size() ? gin[i] : Tensor();
+        if (g.defined() && g.shape() != node->input_specs[i].shape)
+          fail<ShapeError>("gradient of " + node->op->name, "input " + std::to_string(i) + " gradient of shape " +
+                           shape_str(node->input_specs[i].shape), shape_str(g.shape()), "This is a bug in the op's gradient.");
+        if (e.leaf) {
+          accumulate(leaf_grads[e.leaf.get()], g);
+        } else {
+          accumulate(grads[{e.node.get(), e.output_index}], g);
+          if (--pending[e.node.get()] == 0) ready.push_back(e.node);
+        }
+      }
+    } else {
+      for (const auto& e : node->edges)
+        if (e.node && --pending[e.node.get()] == 0) ready.push_back(e.node);
+    }
+    if (!retain_graph) node->release();
+  }
+  for (auto& [impl, g] : leaf_grads)
+    if (auto it = leaf_sources.find(impl); it != leaf_sources.end())
+      for (size_t i : it->second) result[i] = g;
+  return result;
+}
+
+}  // namespace keras

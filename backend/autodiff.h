@@ -1,0 +1,81 @@
+// Reverse-mode automatic differentiation.
+//
+// Ops record a Node only while a GradientTape is active (and no NoGradGuard is) and at least one
+// input requires a gradient. Trainable variables are leaves with requires_grad; frozen ones are
+// not, so ops on frozen weights alone record nothing and cost no gradient memory.
+// The backward walk is iterative (a ready queue over dependency counts, no recursion) and frees
+// each node's saved tensors as soon as its gradient has been propagated.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "backend/op_registry.h"
+
+namespace keras {
+
+// One recorded op application.
+struct Node {
+  const OpDef* op = nullptr;
+  Attrs attrs;
+  std::vector<TensorSpec> input_specs, output_specs;
+  TensorList saved_inputs, saved_outputs;  // detached; only what the op declared
+  // Per input: the node that produced it (and which output), or the leaf it is.
+  struct Edge {
+    std::shared_ptr<Node> node;
+    int output_index = 0;
+    std::shared_ptr<TensorImpl> leaf;  // set when the input is a requires_grad leaf
+    bool active() const { return node != nullptr || leaf != nullptr; }
+  };
+  std::vector<Edge> edges;
+  void release();  // drops saved tensors and edges after backward
+};
+
+// True while ops should be recorded.
+bool grad_recording();
+
+// Disables recording in its scope (inside a tape too).
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Public tape for custom training loops, as tf.GradientTape:
+//   GradientTape tape;
+//   Tensor loss = ...;                      // ops on variables are recorded
+//   TensorList grads = tape.gradient(loss, {w, b});
+// The tape records from construction until gradient() or destruction. Sources are leaves with
+// requires_grad (variables) or tensors passed to watch() before use, or any recorded
+// intermediate. gradient() may be called once (persistent=false); an undefined Tensor is returned
+// for a source the target does not depend on.
+class GradientTape {
+ public:
+  explicit GradientTape(bool persistent = false);
+  ~GradientTape();
+  GradientTape(const GradientTape&) = delete;
+  GradientTape& operator=(const GradientTape&) = delete;
+
+  // Marks `t` (a leaf) as requiring a gradient.
+  void watch(Tensor& t);
+  // d target / d sources; target is reduced by summing when not a scalar (as TF does).
+  // Throws StateError when called twice on a non-persistent tape.
+  TensorList gradient(const Tensor& target, const TensorList& sources);
+  void stop_recording();
+
+ private:
+  bool persistent_;
+  bool recording_ = true;
+  bool used_ = false;
+};
+
+// The engine underneath GradientTape: gradients of `target` (seeded with `seed`, ones when
+// undefined) with respect to `sources`. `retain_graph` keeps saved tensors for another call.
+TensorList compute_gradients(const Tensor& target, const TensorList& sources, const Tensor& seed = {},
+                             bool retain_graph = false);
+
+}  // namespace keras

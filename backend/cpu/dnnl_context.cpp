@@ -1,0 +1,110 @@
+#include "backend/cpu/dnnl_context.h"
+
+#include <cstdlib>
+
+namespace keras::cpu {
+
+dnnl::engine& dnnl_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& dnnl_stream() {
+  // One stream per thread: oneDNN streams are not meant to be shared across threads.
+  thread_local dnnl::stream stream(dnnl_engine());
+  return stream;
+}
+
+dnnl::memory::data_type dnnl_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return dnnl::memory::data_type::f32;
+    case DType::int32: return dnnl::memory::data_type::s32;
+    default:
+      fail<TypeError>("oneDNN", "float32 or int32", dtype_name(dtype), "Cast before calling this kernel.");
+  }
+}
+
+dnnl::memory::dims dnnl_dims(const Shape& shape) {
+  if (shape.empty()) return {1};
+  return dnnl::memory::dims(shape.begin(), shape.end());
+}
+
+dnnl::memory::desc plain_desc(const Shape& shape, DType dtype) {
+  auto dims = dnnl_dims(shape);
+  Shape strides = contiguous_strides(Shape(dims.begin(), dims.end()));
+  return dnnl::memory::desc(dims, dnnl_dtype(dtype), dnnl::memory::dims(strides.begin(), strides.end()));
+}
+
+dnnl::memory wrap(const Tensor& t) { return wrap(t, plain_desc(t.shape(), t.dtype())); }
+
+dnnl::memory wrap(const Tensor& t, const dnnl::memory::desc& desc) {
+  if (!t.is_contiguous()) fail<ValueError>("oneDNN wrap", "a contiguous tensor", "a strided view", "Call contiguous().");
+  return dnnl::memory(desc, dnnl_engine(), const_cast<void*>(t.raw_data()));
+}
+
+PrimitiveCache::PrimitiveCache(size_t capacity) : capacity_(capacity) {}
+
+std::shared_ptr<void> PrimitiveCache::lookup(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  auto it = index_.find(key);
+  if (it == index_.end()) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  order_.splice(order_.begin(), order_, it->second);
+  return it->second->second;
+}
+
+void PrimitiveCache::insert(const std::string& key, std::shared_ptr<void> value) {
+  std::lock_guard lock(mutex_);
+  if (auto it = index_.find(key); it != index_.end()) {
+    it->second->second = std::move(value);
+    return;
+  }
+  order_.emplace_front(key, std::move(value));
+  index_[key] = order_.begin();
+  while (order_.size() > capacity_) {
+    index_.erase(order_.back().first);
+    order_.pop_back();
+  }
+}
+
+PrimitiveCacheStats PrimitiveCache::stats() const {
+  std::lock_guard lock(mutex_);
+  return {hits_, misses_, order_.size(), capacity_};
+}
+
+void PrimitiveCache::clear() {
+  std::lock_guard lock(mutex_);
+  order_.clear();
+  index_.clear();
+  hits_ = misses_ = 0;
+}
+
+void PrimitiveCache::set_capacity(size_t capacity) {
+  std::lock_guard lock(mutex_);
+  capacity_ = capacity < 1 ? 1 : capacity;
+  while (order_.size() > capacity_) {
+    index_.erase(order_.back().first);
+    order_.pop_back();
+  }
+}
+
+PrimitiveCache& primitive_cache() {
+  static PrimitiveCache cache([] {
+    const char* env = std::getenv("KERAS_PRIMITIVE_CACHE_CAPACITY");
+    long v = env ? std::strtol(env, nullptr, 10) : 0;
+    return v > 0 ? static_cast<size_t>(v) : size_t{1024};
+  }());
+  return cache;
+}
+
+}  // namespace keras::cpu
+
+namespace keras {
+KernelCacheStats cpu_primitive_cache_stats() {
+  auto s = cpu::primitive_cache().stats();
+  return {s.hits, s.misses, s.size, s.capacity};
+}
+}  // namespace keras

@@ -1,0 +1,46 @@
+#include <gtest/gtest.h>
+
+#include "backend/autodiff.h"
+#include "backend/ops.h"
+#include "backend/random.h"
+
+using namespace keras;
+
+TEST(Tensor, CreationAndViews) {
+  Tensor t = Tensor::arange(0, 6).view({2, 3});
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  Tensor tt = t.permuted();
+  EXPECT_FALSE(tt.is_contiguous());
+  EXPECT_EQ(tt.contiguous().to_vector<float>(), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  Tensor row = t.slice_batch(1, 2);
+  EXPECT_EQ(row.to_vector<float>(), (std::vector<float>{3, 4, 5}));
+  EXPECT_THROW(t.slice_batch(1, 3), IndexError);
+  EXPECT_THROW(t.view({4, -1}), ShapeError);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(Tensor::zeros({3}).raw_data()) % 64, 0u);
+  EXPECT_EQ(Tensor::full({2}, 7, DType::int64).to_vector<int64_t>(), (std::vector<int64_t>{7, 7}));
+  EXPECT_NE(t.str().find("shape=(2, 3)"), std::string::npos);
+}
+
+TEST(Random, SeededAndDeterministic) {
+  Tensor a = random::normal({1000}, 0, 1, uint64_t{42});
+  Tensor b = random::normal({1000}, 0, 1, uint64_t{42});
+  EXPECT_EQ(a.to_vector<float>(), b.to_vector<float>());
+  auto v = a.to_vector<float>();
+  double mean = 0, var = 0;
+  for (float x : v) mean += x;
+  mean /= v.size();
+  for (float x : v) var += (x - mean) * (x - mean);
+  var /= v.size();
+  EXPECT_NEAR(mean, 0.0, 0.1);
+  EXPECT_NEAR(var, 1.0, 0.1);
+  for (float x : random::truncated_normal({1000}, 0, 1, uint64_t{3}).to_vector<float>()) EXPECT_LE(std::abs(x), 2.0f);
+  for (float x : random::uniform({1000}, -2, 3, uint64_t{3}).to_vector<float>()) {
+    EXPECT_GE(x, -2.0f);
+    EXPECT_LT(x, 3.0f);
+  }
+}
+
+TEST(Registry, MissingKernelAndUnknownOp) {
+  EXPECT_THROW(run_op("no_such_op", {}), NotImplementedError);
+}
