@@ -1,0 +1,36 @@
+// Initializer and Regularizer interfaces (Keras keras.initializers / keras.regularizers).
+// Concrete classes live in initializers.h / regularizers.h; both are looked up by Keras name.
+#pragma once
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/tensor.h"
+
+namespace keras {
+
+using json = nlohmann::json;
+
+class Initializer {
+ public:
+  virtual ~Initializer() = default;
+  // A new tensor of `shape`. A seeded initializer returns the same values on every call (as
+  // Keras 3); an unseeded one draws from the global generator (keras::set_random_seed).
+  virtual Tensor operator()(const Shape& shape, DType dtype = DType::float32) const = 0;
+  virtual std::string class_name() const = 0;
+  virtual json get_config() const { return json::object(); }
+};
+using InitializerPtr = std::shared_ptr<Initializer>;
+
+class Regularizer {
+ public:
+  virtual ~Regularizer() = default;
+  // The penalty for weight `w`: a scalar tensor, differentiable (recorded on the tape).
+  virtual Tensor operator()(const Tensor& w) const = 0;
+  virtual std::string class_name() const = 0;
+  virtual json get_config() const { return json::object(); }
+};
+using RegularizerPtr = std::shared_ptr<Regularizer>;
+
+}  // namespace keras

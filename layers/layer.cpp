@@ -1,0 +1,257 @@
+#include "layers/layer.h"
+
+#include <cctype>
+#include <unordered_set>
+
+#include "backend/autodiff.h"
+#include "backend/ops.h"
+
+namespace keras {
+
+namespace {
+thread_local bool training_mode = false;
+}  // namespace
+
+bool current_training() { return training_mode; }
+TrainingScope::TrainingScope(bool training) : previous_(training_mode) { training_mode = training; }
+TrainingScope::~TrainingScope() { training_mode = previous_; }
+
+std::string snake_case(const std::string& s) {
+  // Pass 1: "_" before an uppercase letter followed by lowercase letters (not at the start).
+  std::string a;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && std::isupper(static_cast<unsigned char>(s[i])) && i + 1 < s.size() &&
+        std::islower(static_cast<unsigned char>(s[i + 1])) && a.back() != '_')
+      a += '_';
+    a += s[i];
+  }
+  // Pass 2: "_" between a lowercase letter and an uppercase one.
+  std::string b;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (i > 0 && std::isupper(static_cast<unsigned char>(a[i])) && std::islower(static_cast<unsigned char>(a[i - 1])))
+      b += '_';
+    b += static_cast<char>(std::tolower(static_cast<unsigned char>(a[i])));
+  }
+  return b;
+}
+
+std::vector<Shape> with_unknown_batch(std::vector<Shape> shapes) {
+  for (auto& s : shapes)
+    if (!s.empty()) s[0] = -1;
+  return shapes;
+}
+
+std::string KerasTensor::str() const {
+  return "KerasTensor(shape=" + shape_str(shape) + ", dtype=" + dtype_name(dtype) + ", produced by '" +
+         (layer ? layer->name() : std::string("?")) + "')";
+}
+
+Layer::Layer(const LayerOptions& options) : name_(options.name), trainable_(options.trainable), dtype_(options.dtype) {
+  if (dtype_ != "float32")
+    fail<TypeError>("Layer '" + options.name + "'", "dtype 'float32'", "'" + dtype_ + "'",
+                    "Other layer dtypes arrive with mixed precision.");
+}
+
+std::string Layer::name() const { return name_.empty() ? snake_case(class_name()) : name_; }
+
+void Layer::set_name(const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos)
+    fail<ValueError>(where(), "a non-empty name without '/'", "'" + name + "'");
+  name_ = name;
+  update_paths(path_prefix_);
+}
+
+std::string Layer::where() const { return "Layer '" + name() + "' (" + class_name() + ")"; }
+
+void Layer::set_trainable(bool trainable) {
+  trainable_ = trainable;
+  for (auto& w : own_weights_) w.variable.set_trainable(trainable && w.trainable_by_design);
+  for (auto& sub : sublayers()) sub->set_trainable(trainable);
+}
+
+std::vector<Variable> Layer::weights() const {
+  std::vector<Variable> out;
+  std::unordered_set<const void*> seen;
+  for (const auto& w : own_weights_)
+    if (seen.insert(w.variable.id()).second) out.push_back(w.variable);
+  for (const auto& sub : sublayers())
+    for (const auto& v : sub->weights())
+      if (seen.insert(v.id()).second) out.push_back(v);
+  return out;
+}
+
+std::vector<Variable> Layer::trainable_weights() const {
+  std::vector<Variable> out;
+  for (const auto& v : weights())
+    if (v.trainable()) out.push_back(v);
+  return out;
+}
+
+std::vector<Variable> Layer::non_trainable_weights() const {
+  std::vector<Variable> out;
+  for (const auto& v : weights())
+    if (!v.trainable()) out.push_back(v);
+  return out;
+}
+
+int64_t Layer::count_params() const {
+  int64_t n = 0;
+  for (const auto& v : weights()) n += shape_numel(v.shape());
+  return n;
+}
+
+TensorList Layer::regularization_losses() const {
+  TensorList out;
+  for (const auto& w : own_weights_)
+    if (w.regularizer && w.variable.trainable()) out.push_back((*w.regularizer)(w.variable.value()));
+  for (const auto& sub : sublayers())
+    for (auto& t : sub->regularization_losses()) out.push_back(t);
+  return out;
+}
+
+void Layer::set_weights(const TensorList& values) {
+  auto ws = weights();
+  if (values.size() != ws.size())
+    fail<ValueError>(where() + " set_weights", std::to_string(ws.size()) + " arrays", std::to_string(values.size()));
+  for (size_t i = 0; i < ws.size(); ++i) ws[i].assign(values[i]);
+}
+
+TensorList Layer::get_weights() const {
+  TensorList out;
+  for (const auto& v : weights()) out.push_back(v.value().clone());
+  return out;
+}
+
+Variable Layer::add_weight(const std::string& name, const Shape& shape, const InitializerPtr& initializer,
+                           bool trainable, const RegularizerPtr& regularizer) {
+  if (!in_build_)
+    fail<StateError>(where() + " add_weight('" + name + "')", "a call from build()", "a call outside it");
+  for (const auto& w : own_weights_)
+    if (w.name == name) fail<ValueError>(where() + " add_weight", "a new weight name", "'" + name + "' twice");
+  if (!initializer) fail<ValueError>(where() + " add_weight('" + name + "')", "an initializer", "none");
+  Tensor value = (*initializer)(shape, DType::float32);
+  Variable v(value, path_prefix_ + this->name() + "/" + name, trainable && trainable_);
+  own_weights_.push_back({name, v, trainable, regularizer});
+  return v;
+}
+
+void Layer::update_paths(const std::string& prefix) {
+  path_prefix_ = prefix;
+  for (auto& w : own_weights_) w.variable.set_path(prefix + name() + "/" + w.name);
+}
+
+Generator& Layer::generator(std::optional<uint64_t> seed) {
+  if (!generator_) generator_.emplace(seed ? *seed : global_generator().next_seed());
+  return *generator_;
+}
+
+int Layer::record_node(LayerNode node) {
+  nodes_.push_back(std::move(node));
+  return static_cast<int>(nodes_.size()) - 1;
+}
+
+void Layer::mark_built(const std::vector<Shape>& input_shapes) {
+  build_shapes_ = with_unknown_batch(input_shapes);
+  built_ = true;
+}
+
+json Layer::base_config() const { return {{"name", name()}, {"trainable", trainable_}, {"dtype", dtype_}}; }
+json Layer::get_config() const { return base_config(); }
+
+void Layer::ensure_built(const std::vector<Shape>& input_shapes) {
+  validate_input(input_shapes);
+  if (built_) return;
+  in_build_ = true;
+  try {
+    build(input_shapes);
+  } catch (...) {
+    in_build_ = false;
+    own_weights_.clear();
+    throw;
+  }
+  in_build_ = false;
+  build_shapes_ = with_unknown_batch(input_shapes);
+  built_ = true;
+}
+
+std::vector<Shape> Layer::compute_output_shape(const std::vector<Shape>& input_shapes) {
+  ensure_built(input_shapes);
+  NoGradGuard no_grad;
+  TensorList probes;
+  for (const auto& s : input_shapes) {
+    Shape concrete = s;
+    for (auto& d : concrete)
+      if (d < 0) d = 1;
+    probes.push_back(Tensor::zeros(concrete));
+  }
+  TensorList outs = call(probes, CallContext{false});
+  std::vector<Shape> shapes;
+  for (const auto& o : outs) {
+    Shape s = o.shape();
+    if (!s.empty() && !input_shapes.empty() && !input_shapes[0].empty() && input_shapes[0][0] < 0) s[0] = -1;
+    shapes.push_back(s);
+  }
+  return shapes;
+}
+
+std::vector<DType> Layer::compute_output_dtype(const std::vector<DType>& input_dtypes) {
+  if (!own_weights_.empty() || input_dtypes.empty()) return {DType::float32};
+  return {input_dtypes[0]};
+}
+
+Tensor Layer::operator()(const Tensor& x, CallArgs args) {
+  TensorList out = (*this)(TensorList{x}, args);
+  if (out.size() != 1)
+    fail<ValueError>(where(), "one output", std::to_string(out.size()) + " outputs", "Use the list form of the call.");
+  return out[0];
+}
+
+TensorList Layer::operator()(const TensorList& xs, CallArgs args) {
+  std::vector<Shape> shapes;
+  for (const auto& x : xs) shapes.push_back(x.shape());
+  ensure_built(shapes);
+  bool training = args.training.value_or(current_training());
+  TrainingScope scope(training);
+  return call(xs, CallContext{training});
+}
+
+KerasTensor Layer::operator()(const KerasTensor& x, CallArgs args) {
+  auto out = (*this)(std::vector<KerasTensor>{x}, args);
+  if (out.size() != 1)
+    fail<ValueError>(where(), "one output", std::to_string(out.size()) + " outputs", "Use the list form of the call.");
+  return out[0];
+}
+
+std::vector<KerasTensor> Layer::operator()(const std::vector<KerasTensor>& xs, CallArgs args) {
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  for (const auto& x : xs) {
+    shapes.push_back(x.shape);
+    dtypes.push_back(x.dtype);
+  }
+  std::vector<Shape> out_shapes;
+  try {
+    ensure_built(shapes);
+    out_shapes = compute_output_shape(shapes);
+  } catch (const ShapeError& e) {
+    // Name the producers so the user can find the mismatch in the graph.
+    std::string from;
+    for (const auto& x : xs)
+      if (x.layer) from += (from.empty() ? "" : ", ") + ("'" + x.layer->name() + "' (" + x.layer->class_name() + ")");
+    throw ShapeError(std::string(e.what()) + (from.empty() ? "" : " Inputs produced by layer " + from + "."));
+  }
+  std::vector<DType> out_dtypes = compute_output_dtype(dtypes);
+  LayerNode node;
+  node.inputs = xs;
+  node.args = args;
+  std::vector<KerasTensor> outs;
+  for (size_t i = 0; i < out_shapes.size(); ++i) {
+    DType dt = i < out_dtypes.size() ? out_dtypes[i] : out_dtypes.back();
+    node.outputs.push_back({out_shapes[i], dt});
+    outs.push_back({out_shapes[i], dt, shared_from_this(), static_cast<int>(nodes_.size()), static_cast<int>(i)});
+  }
+  nodes_.push_back(std::move(node));
+  return outs;
+}
+
+}  // namespace keras
