@@ -1,0 +1,31 @@
+// The main example: an MLP (784-256-128-10, Adam) on Fashion-MNIST, 5 epochs, batch 128.
+// Its last line is `test_accuracy=<value>`.
+#include <keras/keras.h>
+
+#include <cstdio>
+
+namespace k = keras;
+
+int main() {
+  k::utils::set_random_seed(42);
+  auto [train, test] = k::datasets::fashion_mnist::load_data();
+  // Images arrive as (N, 28, 28) floats in 0..255: flatten and scale to [0, 1].
+  auto prepare = [](const k::Tensor& images) { return k::ops::reshape(images, {images.dim(0), 784}) / 255.0; };
+  k::Tensor x_train = prepare(train.x), x_test = prepare(test.x);
+
+  k::Sequential model({
+      k::layers::Input({784}),
+      k::layers::Dense({.units = 256, .activation = "relu"}),
+      k::layers::Dense({.units = 128, .activation = "relu"}),
+      k::layers::Dense({.units = 10, .activation = "softmax"}),
+  });
+  model.summary();
+  model.compile({.optimizer = k::optimizers::Adam({.learning_rate = 1e-3}),
+                 .loss = "sparse_categorical_crossentropy",
+                 .metrics = {"accuracy"}});
+  model.fit(x_train, train.y, {.batch_size = 128, .epochs = 5, .validation_split = 0.1});
+  k::Logs result = model.evaluate(x_test, test.y, {.batch_size = 256});
+  std::printf("test_loss=%.4f\n", result.at("loss"));
+  std::printf("test_accuracy=%.4f\n", result.at("accuracy"));
+  return 0;
+}
