@@ -94,8 +94,11 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& where)
   for (size_t i = 0; i < rank; ++i) {
     int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    // -1 is an unknown (symbolic) extent: it broadcasts against anything but 1.
     if (da == db || db == 1) out[i] = da;
     else if (da == 1) out[i] = db;
+    else if (da < 0) out[i] = db;
+    else if (db < 0) out[i] = da;
     else
       fail<ShapeError>(where, "shapes that broadcast", shape_str(a) + " and " + shape_str(b),
                        "Extents must match or be 1.");

@@ -5,12 +5,14 @@
 // and records a tape node when gradients are being taken.
 //
 // Registering an op (in any .cpp, at static-initialisation time):
-//   KERAS_REGISTER_OP(relu) {
+//   KERAS_REGISTER_OP(my_relu) {
 //     def.shape = same_shape_as_input;
 //     def.grad = [](const GradContext& g) { return TensorList{ops::relu_grad(g.grad_outputs[0], g.input(0))}; };
 //     def.save = SaveInputs;
 //   }
-//   KERAS_REGISTER_KERNEL(relu, cpu) (const TensorList& in, TensorList& out, const Attrs& a) { ... }
+//   KERAS_REGISTER_KERNEL(my_relu, cpu, my_relu_cpu);   // my_relu_cpu: a KernelFn
+// Register named functions rather than lambdas with pragmas: a `#pragma omp` inside a macro
+// argument does not compile.
 #pragma once
 #include <array>
 #include <functional>

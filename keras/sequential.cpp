@@ -44,7 +44,9 @@ std::vector<LayerPtr> Sequential::layers() const {
 void Sequential::build_for(const Shape& input_shape) {
   if (!input_) {
     Shape feature(input_shape.begin() + (input_shape.empty() ? 0 : 1), input_shape.end());
-    input_ = std::make_shared<layers::InputLayerImpl>(layers::InputOptions{.shape = feature});
+    layers::InputOptions options;
+    options.shape = feature;
+    input_ = std::make_shared<layers::InputLayerImpl>(options);
   }
   rebuild();
 }

@@ -6,6 +6,8 @@
 
 #include "keras/model.h"
 #include "losses/loss.h"
+#include "metrics/accuracy.h"
+#include "metrics/mean.h"
 #include "metrics/metric.h"
 #include "optimizers/optimizer.h"
 
@@ -17,7 +19,7 @@ struct Model::TrainState {
   std::shared_ptr<losses::Loss> loss;
   std::vector<NamedOr<metrics::Metric>> metric_args;       // as given to compile
   std::vector<std::shared_ptr<metrics::Metric>> metrics;   // resolved on the first batch
-  std::shared_ptr<metrics::Mean> loss_tracker;
+  std::shared_ptr<metrics::MeanImpl> loss_tracker;
   bool metrics_built = false;
 };
 

@@ -49,7 +49,7 @@ void Model::compile(const CompileOptions& options) {
   st.metric_args = options.metrics;
   st.metrics.clear();
   st.metrics_built = false;
-  st.loss_tracker = std::make_shared<metrics::Mean>(metrics::MeanOptions{.name = "loss"});
+  st.loss_tracker = std::make_shared<metrics::MeanImpl>(metrics::MeanOptions{.name = "loss"});
   st.compiled = true;
   stop_training = false;
 }

@@ -8,6 +8,7 @@
 // tests can prove a second training step creates no primitive.
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <list>
 #include <memory>
@@ -73,7 +74,13 @@ class KeyBuilder {
  public:
   explicit KeyBuilder(const std::string& op) : key_(op) {}
   KeyBuilder& add(int64_t v) { key_ += ';' + std::to_string(v); return *this; }
-  KeyBuilder& add(double v) { key_ += ';' + std::to_string(v); return *this; }
+  // Exact (hexadecimal) so that parameters differing in any bit never share a primitive.
+  KeyBuilder& add(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, ";%a", v);
+    key_ += buf;
+    return *this;
+  }
   KeyBuilder& add(const std::string& v) { key_ += ';' + v; return *this; }
   KeyBuilder& add(const Shape& s) { key_ += ";["; for (auto d : s) key_ += std::to_string(d) + ','; key_ += ']'; return *this; }
   KeyBuilder& add(DType t) { return add(static_cast<int64_t>(t)); }

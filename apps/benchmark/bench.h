@@ -1,0 +1,56 @@
+// Shared declarations of the side-by-side benchmark (apps/benchmark): the workload table, the
+// worker that measures our framework, and the in-process FMA peak.
+//
+// The workloads mirror /work/shared/bench/torch_models.py exactly (same layers, input, batch,
+// optimizer, loss); their FLOP counts follow torch_models.flops_info: MACs of the Dense/Conv
+// layers only, forward = 2 * MACs, training = 3 * forward.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <keras/keras.h>
+
+namespace bench {
+
+struct Workload {
+  std::string name;         // the --workload value, as torch_bench.py names it
+  std::string description;  // one line for the table header
+  keras::Shape input;       // without the batch axis (channels_last for images)
+  int64_t batch;
+  std::string optimizer;    // for the header only
+  int64_t macs_per_sample;  // from the layer sizes
+  // A compiled model; empty while the workload is not implemented on our side.
+  std::function<std::shared_ptr<keras::Model>()> build;
+
+  double fwd_flops_per_sample() const { return 2.0 * static_cast<double>(macs_per_sample); }
+  double train_flops_per_sample() const { return 6.0 * static_cast<double>(macs_per_sample); }
+};
+
+const std::vector<Workload>& workloads();
+// Throws std::invalid_argument naming the workload and listing the known/implemented ones.
+const Workload& find_workload(const std::string& name);
+
+// How torch_bench.py times a phase: `warmup` untimed steps, then `repeats` repeats of S steps
+// each, S = max(5, ceil(min_time / warm-up time per step)).
+struct TimingOptions {
+  int warmup = 10;
+  int repeats = 5;
+  double min_time = 2.0;
+};
+
+// The hidden `--worker` mode: builds the workload, times training (train_on_batch) and
+// inference (predict_on_batch) over a pool of 8 pre-built batches, and prints ONE JSON line:
+//   {"side": "ours", "workload", "batch", "threads",
+//    "train": {"samples_per_s_median", "samples_per_s_min", "samples_per_s_max", "cv",
+//              "repeats", "steps_per_repeat", "all"}, "infer": {...}, "peak_rss_mib"}
+// Returns the process exit code.
+int run_worker(const Workload& workload, const TimingOptions& timing);
+
+// Attainable FP32 FMA throughput with `threads` threads (best of a few short runs), in
+// GFLOP/s; `isa` receives "avx512", "avx2" or "none" (0 is returned for "none").
+double measure_fma_peak_gflops(int threads, double seconds, std::string& isa);
+
+}  // namespace bench

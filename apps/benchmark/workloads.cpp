@@ -1,0 +1,170 @@
+// The workload table and the worker that times our framework on one workload.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "bench.h"
+
+namespace bench {
+namespace {
+
+namespace k = keras;
+
+// MACs of a Dense stack in -> units[0] -> units[1] ...
+int64_t dense_macs(int64_t in, std::initializer_list<int64_t> units) {
+  int64_t macs = 0;
+  for (int64_t u : units) macs += in * u, in = u;
+  return macs;
+}
+
+// MACs of a 'valid' or 'same' conv producing an (h, w, cout) output from cin channels.
+int64_t conv_macs(int64_t h, int64_t w, int64_t cout, int64_t cin, int64_t kh, int64_t kw) {
+  return h * w * cout * cin * kh * kw;
+}
+
+// ResNet-20 for 32x32x3 (torch_models.resnet20): stem, 3 stages x 3 basic blocks, 1x1 strided
+// shortcut convs where the shape changes, Dense 10.
+int64_t resnet20_macs() {
+  int64_t macs = conv_macs(32, 32, 16, 3, 3, 3);
+  int64_t cin = 16, hw = 32;
+  for (auto [cout, stride] : {std::pair<int64_t, int64_t>{16, 1}, {32, 2}, {64, 2}}) {
+    for (int b = 0; b < 3; ++b) {
+      int64_t s = b == 0 ? stride : 1;
+      hw /= s;
+      macs += conv_macs(hw, hw, cout, cin, 3, 3) + conv_macs(hw, hw, cout, cout, 3, 3);
+      if (s != 1 || cin != cout) macs += conv_macs(hw, hw, cout, cin, 1, 1);
+      cin = cout;
+    }
+  }
+  return macs + dense_macs(64, {10});
+}
+
+// The loss torch_bench.py uses: CrossEntropyLoss on logits.
+void compile_for_benchmark(k::Model& model) {
+  model.compile({.optimizer = k::optimizers::Adam({.learning_rate = 1e-3}),
+                 .loss = k::losses::SparseCategoricalCrossentropy({.from_logits = true})});
+}
+
+std::shared_ptr<k::Model> build_mlp() {
+  auto model = std::make_shared<k::Sequential>(std::initializer_list<k::SequentialEntry>{
+      k::layers::Input({784}),
+      k::layers::Dense({.units = 512, .activation = "relu"}),
+      k::layers::Dense({.units = 512, .activation = "relu"}),
+      k::layers::Dense({.units = 10}),
+  });
+  compile_for_benchmark(*model);
+  return model;
+}
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Batch {
+  k::Tensor x, y;
+};
+
+// 8 batches of N(0, 1) inputs and uniform labels in [0, 10), as torch_bench.make_pool.
+std::vector<Batch> make_pool(const Workload& w, int n = 8) {
+  k::Generator gen(1234);
+  std::vector<Batch> pool;
+  k::Shape shape{w.batch};
+  shape.insert(shape.end(), w.input.begin(), w.input.end());
+  for (int i = 0; i < n; ++i) {
+    k::Tensor x = k::random::normal(shape, 0.0, 1.0, gen);
+    k::Tensor u = k::random::uniform({w.batch}, 0.0, 10.0, gen);
+    std::vector<int32_t> labels(static_cast<size_t>(w.batch));
+    for (int64_t j = 0; j < w.batch; ++j)
+      labels[static_cast<size_t>(j)] = std::min(9, static_cast<int>(u.data<float>()[j]));
+    pool.push_back({x, k::Tensor::from_vector(labels, {w.batch})});
+  }
+  return pool;
+}
+
+// torch_bench.timed, step for step.
+template <class Step>
+nlohmann::json timed(Step&& step, const std::vector<Batch>& pool, int64_t batch, const TimingOptions& o) {
+  auto t0 = Clock::now();
+  for (int i = 0; i < o.warmup; ++i) step(pool[static_cast<size_t>(i) % pool.size()]);
+  double per_step = seconds_since(t0) / std::max(o.warmup, 1);
+  int64_t steps = std::max<int64_t>(5, static_cast<int64_t>(std::ceil(o.min_time / std::max(per_step, 1e-6))));
+  std::vector<double> rates;
+  size_t next = 0;
+  for (int r = 0; r < o.repeats; ++r) {
+    auto t = Clock::now();
+    for (int64_t s = 0; s < steps; ++s) step(pool[next++ % pool.size()]);
+    rates.push_back(static_cast<double>(steps * batch) / seconds_since(t));
+  }
+  std::vector<double> sorted = rates;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  double mean = std::accumulate(rates.begin(), rates.end(), 0.0) / static_cast<double>(n);
+  double var = 0;
+  for (double r : rates) var += (r - mean) * (r - mean);
+  return {{"samples_per_s_median", median},
+          {"samples_per_s_min", sorted.front()},
+          {"samples_per_s_max", sorted.back()},
+          {"cv", std::sqrt(var / static_cast<double>(n)) / mean},
+          {"repeats", o.repeats},
+          {"steps_per_repeat", steps},
+          {"all", rates}};
+}
+
+}  // namespace
+
+const std::vector<Workload>& workloads() {
+  static const std::vector<Workload> table = {
+      {"mlp", "Dense 512 relu, Dense 512 relu, Dense 10 (logits)", {784}, 128, "Adam 1e-3",
+       dense_macs(784, {512, 512, 10}), build_mlp},
+      // Not built yet on our side (Conv2D / MaxPooling2D / BatchNormalization layers pending).
+      {"cnn", "Conv2D 32 3x3 relu, Conv2D 64 3x3 relu, MaxPool 2, Flatten, Dense 128 relu, Dense 10",
+       {28, 28, 1}, 128, "Adam 1e-3",
+       conv_macs(26, 26, 32, 1, 3, 3) + conv_macs(24, 24, 64, 32, 3, 3) + dense_macs(12 * 12 * 64, {128, 10}),
+       nullptr},
+      {"resnet", "ResNet-20 (3 stages x 3 basic blocks, 16/32/64 filters, BatchNorm)", {32, 32, 3}, 64,
+       "SGD 0.1, momentum 0.9", resnet20_macs(), nullptr},
+  };
+  return table;
+}
+
+const Workload& find_workload(const std::string& name) {
+  std::string known, implemented;
+  for (const Workload& w : workloads()) {
+    known += (known.empty() ? "" : ", ") + w.name;
+    if (w.build) implemented += (implemented.empty() ? "" : ", ") + w.name;
+  }
+  for (const Workload& w : workloads()) {
+    if (w.name != name) continue;
+    if (!w.build)
+      throw std::invalid_argument("benchmark --workload: expected an implemented workload (" + implemented +
+                                  "), got '" + name + "'. Its model is not built on our side yet.");
+    return w;
+  }
+  throw std::invalid_argument("benchmark --workload: expected one of " + known + ", got '" + name + "'.");
+}
+
+int run_worker(const Workload& w, const TimingOptions& timing) {
+  k::utils::set_random_seed(0);
+  std::shared_ptr<k::Model> model = w.build();
+  std::vector<Batch> pool = make_pool(w);
+
+  nlohmann::json out = {{"side", "ours"}, {"workload", w.name}, {"batch", w.batch}, {"threads", k::num_threads()}};
+  out["train"] = timed([&](const Batch& b) { model->train_on_batch(b.x, b.y); }, pool, w.batch, timing);
+  out["infer"] = timed([&](const Batch& b) { model->predict_on_batch(b.x); }, pool, w.batch, timing);
+
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  out["peak_rss_mib"] = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
+  std::printf("%s\n", out.dump().c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace bench

@@ -1,0 +1,40 @@
+# Script run by the ctest `install_consumer` (cmake -P): install -> configure -> build -> run.
+# Inputs: KERAS_BUILD_DIR, KERAS_SOURCE_DIR, WORK_DIR, CXX_COMPILER.
+cmake_minimum_required(VERSION 3.22)
+foreach(var KERAS_BUILD_DIR KERAS_SOURCE_DIR WORK_DIR)
+  if(NOT ${var})
+    message(FATAL_ERROR "run_consumer_test.cmake: expected -D${var}=..., got nothing")
+  endif()
+endforeach()
+
+set(prefix ${WORK_DIR}/prefix)
+set(build ${WORK_DIR}/build)
+file(REMOVE_RECURSE ${WORK_DIR})
+
+function(step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install_consumer: ${what} failed (exit ${rc}):\n${out}")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+step("install" ${CMAKE_COMMAND} --install ${KERAS_BUILD_DIR} --prefix ${prefix})
+set(compiler_arg)
+if(CXX_COMPILER)
+  set(compiler_arg -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+endif()
+step("configure" ${CMAKE_COMMAND} -S ${KERAS_SOURCE_DIR}/tests/consumer -B ${build}
+     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix} ${compiler_arg})
+# The package must come from the scratch prefix, not from some other installed copy.
+string(FIND "${step_output}" "keras_DIR=${prefix}/" found)
+if(found EQUAL -1)
+  message(FATAL_ERROR "install_consumer: expected keras from ${prefix}, got:\n${step_output}")
+endif()
+step("build" ${CMAKE_COMMAND} --build ${build})
+step("run" ${build}/consumer)
+message(STATUS "consumer output:\n${step_output}")
+string(FIND "${step_output}" "consumer ok" found)
+if(found EQUAL -1)
+  message(FATAL_ERROR "install_consumer: expected the consumer to print 'consumer ok', got:\n${step_output}")
+endif()

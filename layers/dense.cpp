@@ -1,0 +1,94 @@
+#include "layers/dense.h"
+
+#include "backend/ops.h"
+#include "layers/layer_config.h"
+#include "layers/layer_registry.h"
+
+namespace keras::layers {
+
+DenseImpl::DenseImpl(DenseOptions options) : Layer(config::base_options(options)), options_(std::move(options)) {
+  if (options_.units < 1) fail<ValueError>(where(), "units >= 1", std::to_string(options_.units));
+  if (!ops::is_activation(options_.activation))
+    fail<ValueError>(where(), "a known activation", "'" + options_.activation + "'");
+  if (!options_.kernel_initializer) fail<ValueError>(where(), "a kernel_initializer", "none");
+  if (options_.use_bias && !options_.bias_initializer) fail<ValueError>(where(), "a bias_initializer", "none");
+  if (!options_.kernel_constraint.is_null() || !options_.bias_constraint.is_null())
+    fail<NotImplementedError>(where(), "no kernel/bias constraint", "a constraint",
+                              "Weight constraints are not supported yet.");
+}
+
+void DenseImpl::validate_input(const std::vector<Shape>& shapes) const {
+  if (shapes.size() != 1)
+    fail<ShapeError>(where(), "one input", std::to_string(shapes.size()) + " inputs");
+  const Shape& s = shapes[0];
+  if (s.size() < 2)
+    fail<ShapeError>(where(), "an input of rank >= 2 (batch, ..., features)", "shape " + shape_str(s));
+  if (built()) {
+    int64_t in = build_input_shapes()[0].back();
+    if (s.back() != in)
+      fail<ShapeError>(where(), "input with last axis " + std::to_string(in), "shape " + shape_str(s),
+                       "The layer was built for inputs of shape " + shape_str(build_input_shapes()[0]) + ".");
+  } else if (s.back() < 1) {
+    fail<ShapeError>(where(), "a known last axis", "shape " + shape_str(s),
+                     "Dense needs the feature extent to create its kernel.");
+  }
+}
+
+void DenseImpl::build(const std::vector<Shape>& shapes) {
+  int64_t in = shapes[0].back();
+  kernel_ = add_weight("kernel", {in, options_.units}, options_.kernel_initializer.ptr(), true,
+                       options_.kernel_regularizer.ptr());
+  if (options_.use_bias)
+    bias_ = add_weight("bias", {options_.units}, options_.bias_initializer.ptr(), true, options_.bias_regularizer.ptr());
+}
+
+TensorList DenseImpl::call(const TensorList& inputs, const CallContext&) {
+  return {ops::dense(inputs[0], kernel_.value(), options_.use_bias ? bias_.value() : Tensor(), options_.activation)};
+}
+
+std::vector<Shape> DenseImpl::compute_output_shape(const std::vector<Shape>& shapes) {
+  validate_input(shapes);
+  Shape out = shapes[0];
+  out.back() = options_.units;
+  return {out};
+}
+
+json DenseImpl::get_config() const {
+  json c = base_config();
+  c["units"] = options_.units;
+  c["activation"] = options_.activation;
+  c["use_bias"] = options_.use_bias;
+  c["kernel_initializer"] = initializers::serialize(options_.kernel_initializer.ptr());
+  c["bias_initializer"] = initializers::serialize(options_.bias_initializer.ptr());
+  c["kernel_regularizer"] = regularizers::serialize(options_.kernel_regularizer.ptr());
+  c["bias_regularizer"] = regularizers::serialize(options_.bias_regularizer.ptr());
+  if (options_.activity_regularizer)  // Keras 3 writes it only when set
+    c["activity_regularizer"] = regularizers::serialize(options_.activity_regularizer.ptr());
+  c["kernel_constraint"] = options_.kernel_constraint;
+  c["bias_constraint"] = options_.bias_constraint;
+  return c;
+}
+
+DenseOptions dense_options_from_config(const json& c) {
+  DenseOptions o;
+  config::read_base_keys(c, o);
+  if (!c.contains("units") || !c["units"].is_number_integer())
+    fail<ValueError>("Dense config", "an integer 'units'", c.contains("units") ? c["units"].dump() : "none");
+  o.units = c["units"].get<int64_t>();
+  if (c.contains("activation")) o.activation = config::activation_from_config(c["activation"]);
+  o.use_bias = c.value("use_bias", true);
+  if (c.contains("kernel_initializer")) o.kernel_initializer = initializers::from_config(c["kernel_initializer"]);
+  if (c.contains("bias_initializer")) o.bias_initializer = initializers::from_config(c["bias_initializer"]);
+  if (c.contains("kernel_regularizer")) o.kernel_regularizer = regularizers::from_config(c["kernel_regularizer"]);
+  if (c.contains("bias_regularizer")) o.bias_regularizer = regularizers::from_config(c["bias_regularizer"]);
+  if (c.contains("activity_regularizer")) o.activity_regularizer = regularizers::from_config(c["activity_regularizer"]);
+  o.kernel_constraint = c.value("kernel_constraint", json(nullptr));
+  o.bias_constraint = c.value("bias_constraint", json(nullptr));
+  return o;
+}
+
+KERAS_REGISTER_LAYER(Dense, [](const json& c) -> LayerPtr {
+  return std::make_shared<DenseImpl>(dense_options_from_config(c));
+});
+
+}  // namespace keras::layers

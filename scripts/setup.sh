@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the project needs. Safe to run again: apt is only touched when a
+# package is missing, and the package index is refreshed at most once.
+#
+#   bash scripts/setup.sh           library, tests, examples
+#   bash scripts/setup.sh --bench   also the PyTorch side of the benchmarks (large; CI skips it)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ccache pkg-config
+  libdnnl-dev libhdf5-dev nlohmann-json3-dev zlib1g-dev
+  libgtest-dev libbenchmark-dev
+  dataset-fashion-mnist
+)
+bench_packages=(python3-torch python3-numpy libopenblas0-openmp)
+
+for arg in "$@"; do
+  case $arg in
+    --bench) packages+=("${bench_packages[@]}") ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (expected --bench or --help)" >&2; exit 2 ;;
+  esac
+done
+
+installed() {
+  [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) == installed ]]
+}
+
+missing=()
+for p in "${packages[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup.sh: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+# env inside sudo: sudo's env_reset would drop an exported DEBIAN_FRONTEND.
+apt=(env DEBIAN_FRONTEND=noninteractive apt-get)
+if ((EUID != 0)); then
+  command -v sudo >/dev/null || { echo "setup.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  apt=(sudo "${apt[@]}")
+fi
+echo "setup.sh: installing ${missing[*]}"
+# A fresh container has an empty package index, and a stale one may name versions the mirror
+# no longer has: refresh it once, up front when it is empty, otherwise only if install fails.
+updated=0
+if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then
+  "${apt[@]}" update
+  updated=1
+fi
+if ! "${apt[@]}" install -y --no-install-recommends "${missing[@]}"; then
+  ((updated)) && exit 1
+  "${apt[@]}" update
+  "${apt[@]}" install -y --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,380 @@
+// The layer test harness: one call checks the contract every layer must keep (DESIGN.md §5).
+//
+//   keras::testing::run_layer_harness({
+//       .name = "Dense relu",
+//       .make = [] { return keras::LayerPtr(keras::layers::Dense({.units = 4, .activation = "relu"})); },
+//       .input_shape = {3, 5},
+//       .weight_shapes = {{5, 4}, {4}},
+//   });
+//
+// Checks, each on fresh layers from `make` (failures are reported through gtest, tagged a-g):
+//  (a) eager output shapes == compute_output_shape (concrete and unknown batch) == the symbolic
+//      call's KerasTensor shapes, and the symbolically built layer runs eagerly alike;
+//  (b) weight count, shapes, trainable count and unique "<layer>/<weight>" paths;
+//  (c) config round trip: get_config -> JSON text -> layer_from_config -> get_config equal, and
+//      the rebuilt layer given the same weights gives the same outputs;
+//  (d) weights round trip through plain host arrays into a fresh layer: same weights, same
+//      outputs; set_weights rejects a wrong count or shape;
+//  (e) one SGD step on sum(mean((out - target)^2)) lowers the loss (layers with trainable
+//      weights); the gradient always reaches the floating inputs;
+//  (f) frozen: set_trainable(false) leaves no trainable weights, records no weight gradients,
+//      keeps passing gradients to the inputs, and a step leaves every weight bit-identical;
+//      unfreezing restores the trainable weights;
+//  (g) float32 gradient check (keras::testing::check_gradients) w.r.t. the floating inputs and
+//      the trainable weights, on the tiny gradcheck inputs.
+// Multi-input layers (Add, Concatenate) give `input_shapes`; multi-output layers are checked on
+// every output.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/autodiff.h"
+#include "backend/ops.h"
+#include "backend/random.h"
+#include "layers/input_layer.h"
+#include "layers/layer.h"
+#include "layers/layer_registry.h"
+#include "support/gradcheck.h"
+
+namespace keras::testing {
+
+struct LayerHarnessSpec {
+  std::string name;                        // tags failure messages
+  std::function<LayerPtr()> make;          // a fresh, unbuilt layer on every call
+  Shape input_shape;                       // one input, with the batch axis
+  std::vector<Shape> weight_shapes;        // expected weights() shapes, in order
+  std::optional<size_t> trainable_count;   // expected trainable weights; default: all
+  Shape gradcheck_input_shape;             // tiny input for (g); empty = input_shape
+  std::vector<Shape> input_shapes;         // several inputs (replaces input_shape when set)
+  std::vector<Shape> gradcheck_input_shapes;  // tiny inputs for (g) of a multi-input layer
+  bool check_gradients = true;             // (g); turn off only for non-differentiable layers
+  bool training = false;                   // the `training` flag of every harness call
+  double learning_rate = 0.05;             // the SGD step of (e)
+  uint64_t seed = 1234;
+  // Input i of the given shape (seed differs per input); default: standard normal float32.
+  std::function<Tensor(const Shape&, uint64_t seed)> make_input;
+};
+
+namespace harness_detail {
+
+inline std::vector<Shape> shapes_of(const LayerHarnessSpec& s) {
+  return s.input_shapes.empty() ? std::vector<Shape>{s.input_shape} : s.input_shapes;
+}
+
+inline std::vector<Shape> gradcheck_shapes_of(const LayerHarnessSpec& s) {
+  if (!s.gradcheck_input_shapes.empty()) return s.gradcheck_input_shapes;
+  if (!s.gradcheck_input_shape.empty()) return {s.gradcheck_input_shape};
+  return shapes_of(s);
+}
+
+inline TensorList inputs_for(const LayerHarnessSpec& s, const std::vector<Shape>& shapes, uint64_t seed) {
+  TensorList xs;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    uint64_t si = seed + 101 * i;
+    xs.push_back(s.make_input ? s.make_input(shapes[i], si) : random::normal(shapes[i], 0.0, 1.0, si));
+  }
+  return xs;
+}
+
+inline bool bit_equal(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+  Tensor ca = a.contiguous(), cb = b.contiguous();
+  return std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()) == 0;
+}
+
+inline bool all_bit_equal(const TensorList& a, const TensorList& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!bit_equal(a[i], b[i])) return false;
+  return true;
+}
+
+inline Shape unknown_batch(Shape s) {
+  if (!s.empty()) s[0] = -1;
+  return s;
+}
+
+inline TensorList targets_for(const TensorList& outputs, uint64_t seed) {
+  TensorList t;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    t.push_back(random::normal(outputs[i].shape(), 0.0, 1.0, seed + 7 * i, outputs[i].dtype()));
+  return t;
+}
+
+// sum over floating outputs of mean((out - target)^2).
+inline Tensor loss_of(const TensorList& outputs, const TensorList& targets) {
+  Tensor loss;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!is_floating(outputs[i].dtype())) continue;
+    Tensor l = ops::mean(ops::square(ops::subtract(outputs[i], targets[i])));
+    loss = loss.defined() ? ops::add(loss, l) : l;
+  }
+  return loss;
+}
+
+// Clones of the floating inputs that require a gradient (others are passed as they are).
+inline TensorList watched(const TensorList& xs) {
+  TensorList out;
+  for (const auto& x : xs) {
+    Tensor c = x.clone();
+    if (is_floating(c.dtype())) c.set_requires_grad(true);
+    out.push_back(c);
+  }
+  return out;
+}
+
+// Makes variables compute with other tensors for the span of one call, so check_gradients (which
+// differentiates w.r.t. its own input tensors) sees the layer's weights as inputs. Variable has no
+// public rebinding; its value is a non-const member behind a const accessor, so the const_cast
+// below writes a genuinely mutable object.
+class ScopedRebind {
+ public:
+  ScopedRebind(const std::vector<Variable>& vars, const TensorList& values, size_t first) : vars_(vars) {
+    for (size_t k = 0; k < vars_.size(); ++k) {
+      saved_.push_back(vars_[k].value());
+      const_cast<Tensor&>(vars_[k].value()) = values[first + k];
+    }
+  }
+  ~ScopedRebind() {
+    for (size_t k = 0; k < vars_.size(); ++k) const_cast<Tensor&>(vars_[k].value()) = saved_[k];
+  }
+  ScopedRebind(const ScopedRebind&) = delete;
+  ScopedRebind& operator=(const ScopedRebind&) = delete;
+
+ private:
+  std::vector<Variable> vars_;
+  TensorList saved_;
+};
+
+inline void check_shapes(const LayerHarnessSpec& s, const CallArgs& args) {
+  SCOPED_TRACE(s.name + " (a) output shape == inferred shape == symbolic shape");
+  std::vector<Shape> shapes = shapes_of(s);
+  LayerPtr layer = s.make();
+  TensorList xs = inputs_for(s, shapes, s.seed);
+  TensorList ys = (*layer)(xs, args);
+  std::vector<Shape> inferred = layer->compute_output_shape(shapes);
+  std::vector<Shape> unknown;
+  for (const auto& sh : shapes) unknown.push_back(unknown_batch(sh));
+  std::vector<Shape> inferred_unknown = layer->compute_output_shape(unknown);
+  ASSERT_EQ(inferred.size(), ys.size());
+  ASSERT_EQ(inferred_unknown.size(), ys.size());
+  for (size_t i = 0; i < ys.size(); ++i) {
+    EXPECT_EQ(shape_str(inferred[i]), shape_str(ys[i].shape())) << "output " << i;
+    EXPECT_EQ(shape_str(inferred_unknown[i]), shape_str(unknown_batch(ys[i].shape()))) << "output " << i;
+  }
+
+  LayerPtr sym = s.make();
+  std::vector<KerasTensor> kin;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    kin.push_back(layers::Input(Shape(shapes[i].begin() + 1, shapes[i].end()), {.dtype = dtype_name(xs[i].dtype())}));
+  std::vector<KerasTensor> kout = (*sym)(kin, args);
+  ASSERT_EQ(kout.size(), ys.size());
+  for (size_t i = 0; i < ys.size(); ++i) {
+    EXPECT_EQ(shape_str(kout[i].shape), shape_str(unknown_batch(ys[i].shape()))) << "output " << i;
+    EXPECT_EQ(dtype_name(kout[i].dtype), dtype_name(ys[i].dtype())) << "output " << i;
+    EXPECT_TRUE(kout[i].layer.get() == sym.get());
+  }
+  TensorList ys_sym = (*sym)(xs, args);
+  ASSERT_EQ(ys_sym.size(), ys.size());
+  for (size_t i = 0; i < ys.size(); ++i) EXPECT_EQ(shape_str(ys_sym[i].shape()), shape_str(ys[i].shape()));
+}
+
+inline void check_weights(const LayerHarnessSpec& s, const CallArgs& args) {
+  SCOPED_TRACE(s.name + " (b) weights");
+  LayerPtr layer = s.make();
+  (*layer)(inputs_for(s, shapes_of(s), s.seed), args);
+  auto ws = layer->weights();
+  ASSERT_EQ(ws.size(), s.weight_shapes.size());
+  int64_t params = 0;
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    EXPECT_EQ(shape_str(ws[i].shape()), shape_str(s.weight_shapes[i])) << ws[i].path();
+    params += shape_numel(s.weight_shapes[i]);
+    EXPECT_EQ(ws[i].path().rfind(layer->name() + "/", 0), 0u) << ws[i].path();
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), ws[i].path()), 0) << "duplicate path " << ws[i].path();
+    paths.push_back(ws[i].path());
+  }
+  EXPECT_EQ(layer->count_params(), params);
+  EXPECT_EQ(layer->trainable_weights().size(), s.trainable_count.value_or(ws.size()));
+  EXPECT_EQ(layer->trainable_weights().size() + layer->non_trainable_weights().size(), ws.size());
+}
+
+inline void check_config(const LayerHarnessSpec& s, const CallArgs& args) {
+  SCOPED_TRACE(s.name + " (c) config round trip");
+  LayerPtr layer = s.make();
+  TensorList xs = inputs_for(s, shapes_of(s), s.seed);
+  (*layer)(xs, args);
+  json config = layer->get_config();
+  for (const char* key : {"name", "trainable", "dtype"}) EXPECT_TRUE(config.contains(key)) << key;
+  LayerPtr rebuilt = layer_from_config(layer->class_name(), json::parse(config.dump()));
+  ASSERT_TRUE(rebuilt);
+  EXPECT_EQ(rebuilt->class_name(), layer->class_name());
+  EXPECT_EQ(rebuilt->get_config(), config) << "original: " << config.dump()
+                                           << "\nrebuilt:  " << rebuilt->get_config().dump();
+  (*rebuilt)(xs, args);
+  rebuilt->set_weights(layer->get_weights());
+  EXPECT_TRUE(all_bit_equal((*rebuilt)(xs, args), (*layer)(xs, args))) << "rebuilt layer computes differently";
+}
+
+inline void check_weight_round_trip(const LayerHarnessSpec& s, const CallArgs& args) {
+  SCOPED_TRACE(s.name + " (d) weights round trip");
+  LayerPtr layer = s.make();
+  TensorList xs = inputs_for(s, shapes_of(s), s.seed);
+  (*layer)(xs, args);
+  // Through plain host arrays, as a weights file stores them.
+  std::vector<std::vector<float>> stored;
+  std::vector<Shape> shapes;
+  for (const auto& w : layer->get_weights()) {
+    stored.push_back(w.to_vector<float>());
+    shapes.push_back(w.shape());
+  }
+  LayerPtr fresh = s.make();
+  (*fresh)(xs, args);
+  TensorList loaded;
+  for (size_t i = 0; i < stored.size(); ++i) loaded.push_back(Tensor::from_vector(stored[i], shapes[i]));
+  fresh->set_weights(loaded);
+  EXPECT_TRUE(all_bit_equal(layer->get_weights(), fresh->get_weights())) << "weights differ after set_weights";
+  EXPECT_TRUE(all_bit_equal((*fresh)(xs, args), (*layer)(xs, args))) << "outputs differ after set_weights";
+
+  TensorList too_many = loaded;
+  too_many.push_back(Tensor::zeros({1}));
+  EXPECT_THROW(fresh->set_weights(too_many), ValueError);
+  if (!loaded.empty()) {
+    TensorList wrong = loaded;
+    Shape bigger = wrong[0].shape();
+    if (bigger.empty()) bigger.push_back(2);
+    else bigger.back() += 1;
+    wrong[0] = Tensor::zeros(bigger);
+    EXPECT_THROW(fresh->set_weights(wrong), ShapeError);
+  }
+}
+
+inline void expect_input_gradients(const TensorList& xs, const TensorList& grads) {
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (!is_floating(xs[i].dtype())) continue;
+    ASSERT_TRUE(grads[i].defined()) << "no gradient reached input " << i;
+    EXPECT_EQ(shape_str(grads[i].shape()), shape_str(xs[i].shape()));
+    double norm = 0;
+    for (double g : grads[i].to_vector<double>()) norm += g * g;
+    EXPECT_GT(norm, 0.0) << "the gradient of input " << i << " is all zeros";
+  }
+}
+
+inline void check_training_step(const LayerHarnessSpec& s, const CallArgs& args) {
+  SCOPED_TRACE(s.name + " (e) one training step lowers the loss");
+  LayerPtr layer = s.make();
+  TensorList xs = inputs_for(s, shapes_of(s), s.seed);
+  TensorList targets = targets_for((*layer)(xs, args), s.seed + 1);
+  auto tw = layer->trainable_weights();
+  TensorList xg = watched(xs);
+  TensorList sources = xg;
+  for (const auto& v : tw) sources.push_back(v.value());
+  double before;
+  TensorList grads;
+  {
+    GradientTape tape;
+    Tensor loss = loss_of((*layer)(xg, args), targets);
+    ASSERT_TRUE(loss.defined()) << "the layer has no floating output";
+    before = loss.item();
+    grads = tape.gradient(loss, sources);
+  }
+  expect_input_gradients(xs, grads);
+  if (tw.empty()) return;
+  {
+    NoGradGuard no_grad;
+    for (size_t i = 0; i < tw.size(); ++i) {
+      const Tensor& g = grads[xs.size() + i];
+      ASSERT_TRUE(g.defined()) << "no gradient for " << tw[i].path();
+      EXPECT_EQ(shape_str(g.shape()), shape_str(tw[i].shape())) << tw[i].path();
+      tw[i].assign(ops::subtract(tw[i].value(), ops::multiply(g, s.learning_rate)));
+    }
+  }
+  double after = loss_of((*layer)(xs, args), targets).item();
+  EXPECT_LT(after, before);
+}
+
+inline void check_frozen(const LayerHarnessSpec& s, const CallArgs& args) {
+  SCOPED_TRACE(s.name + " (f) frozen weights");
+  LayerPtr layer = s.make();
+  TensorList xs = inputs_for(s, shapes_of(s), s.seed);
+  TensorList targets = targets_for((*layer)(xs, args), s.seed + 1);
+  size_t n = layer->weights().size(), trainable = layer->trainable_weights().size();
+  layer->set_trainable(false);
+  EXPECT_FALSE(layer->trainable());
+  EXPECT_TRUE(layer->trainable_weights().empty());
+  EXPECT_EQ(layer->non_trainable_weights().size(), n);
+  EXPECT_EQ(layer->get_config().value("trainable", true), false);
+  TensorList before = layer->get_weights();
+  TensorList xg = watched(xs);
+  TensorList sources = xg;
+  auto ws = layer->weights();
+  for (const auto& v : ws) sources.push_back(v.value());
+  TensorList grads;
+  {
+    GradientTape tape;
+    grads = tape.gradient(loss_of((*layer)(xg, args), targets), sources);
+  }
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (is_floating(xs[i].dtype())) {
+      EXPECT_TRUE(grads[i].defined()) << "a frozen layer must pass gradients to input " << i;
+    }
+  }
+  {
+    NoGradGuard no_grad;
+    for (size_t i = 0; i < ws.size(); ++i) {
+      const Tensor& g = grads[xs.size() + i];
+      EXPECT_FALSE(g.defined()) << "gradient recorded for frozen " << ws[i].path();
+      if (g.defined()) ws[i].assign(ops::subtract(ws[i].value(), ops::multiply(g, s.learning_rate)));
+    }
+  }
+  (*layer)(xs, args);  // a forward pass must not touch frozen weights either
+  TensorList after = layer->get_weights();
+  for (size_t i = 0; i < n; ++i) EXPECT_TRUE(bit_equal(before[i], after[i])) << ws[i].path() << " changed";
+  layer->set_trainable(true);
+  EXPECT_EQ(layer->trainable_weights().size(), trainable);
+}
+
+inline void check_layer_gradients(const LayerHarnessSpec& s, const CallArgs& args) {
+  SCOPED_TRACE(s.name + " (g) gradient check");
+  LayerPtr layer = s.make();
+  TensorList xs = inputs_for(s, gradcheck_shapes_of(s), s.seed + 2);
+  TensorList outs = (*layer)(xs, args);
+  auto tw = layer->trainable_weights();
+  TensorList inputs = xs;
+  for (const auto& v : tw) inputs.push_back(v.value().detach().clone());
+  size_t n_in = xs.size();
+  for (size_t o = 0; o < outs.size(); ++o) {
+    if (!is_floating(outs[o].dtype())) continue;
+    check_gradients(s.name + " output " + std::to_string(o), [&](const TensorList& in) {
+      ScopedRebind rebind(tw, in, n_in);
+      return (*layer)(TensorList(in.begin(), in.begin() + n_in), args)[o];
+    }, inputs);
+  }
+}
+
+}  // namespace harness_detail
+
+// Runs checks (a)-(g) of the header comment on `spec`.
+inline void run_layer_harness(const LayerHarnessSpec& spec) {
+  ASSERT_TRUE(spec.make) << spec.name << ": LayerHarnessSpec::make is required";
+  for (const auto& shape : harness_detail::shapes_of(spec))
+    ASSERT_FALSE(shape.empty()) << spec.name << ": every input shape needs a batch axis";
+  CallArgs args{spec.training};
+  namespace d = harness_detail;
+  d::check_shapes(spec, args);
+  d::check_weights(spec, args);
+  d::check_config(spec, args);
+  d::check_weight_round_trip(spec, args);
+  d::check_training_step(spec, args);
+  d::check_frozen(spec, args);
+  if (spec.check_gradients) d::check_layer_gradients(spec, args);
+}
+
+}  // namespace keras::testing
