@@ -184,3 +184,41 @@ TEST(Errors, SequentialWithoutInputNamesFirstLayer) {
     EXPECT_NE(msg.find("7"), std::string::npos) << msg;
   }
 }
+
+TEST(Training, RegularizersAreAddedToTheLoss) {
+  auto make = [](bool regularized) {
+    set_random_seed(11);
+    L::DenseOptions o{.units = 2};
+    if (regularized) o.kernel_regularizer = "l2";
+    auto model = std::make_shared<Sequential>(std::initializer_list<SequentialEntry>{L::Input({3}), L::Dense(o)});
+    model->compile({.optimizer = "sgd", .loss = "mse"});
+    return model;
+  };
+  auto plain = make(false), reg = make(true);
+  Tensor x = random::normal({8, 3}, 0, 1, uint64_t{4}), y = Tensor::zeros({8, 2});
+  double expected_penalty = 0;
+  for (float w : reg->weights()[0].value().to_vector<float>()) expected_penalty += 0.01 * w * w;
+  double plain_loss = plain->test_on_batch(x, y).at("loss");
+  double reg_loss = reg->test_on_batch(x, y).at("loss");
+  EXPECT_NEAR(reg_loss - plain_loss, expected_penalty, 1e-5);
+}
+
+TEST(Training, FrozenLayerStaysBitIdenticalThroughFit) {
+  set_random_seed(5);
+  auto [x, y] = toy_data(64, 4);
+  auto model = mlp();
+  auto first = model->layers()[0];
+  first->set_trainable(false);
+  EXPECT_EQ(model->trainable_weights().size(), 2u);
+  EXPECT_EQ(model->non_trainable_weights().size(), 2u);
+  TensorList before = first->get_weights();
+  TensorList head_before = model->layers()[1]->get_weights();
+  model->compile({.optimizer = "adam", .loss = "sparse_categorical_crossentropy"});
+  model->fit(x, y, {.batch_size = 16, .epochs = 2, .verbose = 0});
+  TensorList after = first->get_weights();
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(before[i].to_vector<float>(), after[i].to_vector<float>());
+  EXPECT_NE(head_before[0].to_vector<float>(), model->layers()[1]->get_weights()[0].to_vector<float>());
+  std::ostringstream os;
+  model->summary(os);
+  EXPECT_NE(os.str().find("Non-trainable params: 48"), std::string::npos) << os.str();
+}
