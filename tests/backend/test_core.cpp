@@ -3,6 +3,7 @@
 #include "backend/autodiff.h"
 #include "backend/ops.h"
 #include "backend/random.h"
+#include "backend/threads.h"
 
 using namespace keras;
 
@@ -43,4 +44,15 @@ TEST(Random, SeededAndDeterministic) {
 
 TEST(Registry, MissingKernelAndUnknownOp) {
   EXPECT_THROW(run_op("no_such_op", {}), NotImplementedError);
+}
+
+TEST(Threads, EnvironmentOverridesAndSetter) {
+  // ctest runs every test with KERAS_NUM_THREADS=2; by hand the default is one per core.
+  if (const char* env = std::getenv("KERAS_NUM_THREADS")) EXPECT_EQ(num_threads(), std::atoi(env));
+  else EXPECT_GE(num_threads(), 1);
+  int before = num_threads();
+  set_num_threads(1);
+  EXPECT_EQ(num_threads(), 1);
+  EXPECT_THROW(set_num_threads(0), ValueError);
+  set_num_threads(before);
 }
