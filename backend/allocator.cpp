@@ -40,7 +40,11 @@ class CpuAllocator final : public Allocator {
     if (!p) {
       empty_cache();
       p = std::aligned_alloc(64, size);
-      if (!p) throw std::bad_alloc();
+      if (!p) {
+        std::lock_guard lock(mutex_);
+        in_use_ -= size;
+        throw std::bad_alloc();
+      }
     }
     return p;
   }
@@ -78,8 +82,9 @@ class CpuAllocator final : public Allocator {
 };
 
 std::array<Allocator*, kNumDeviceKinds>& allocators() {
-  static CpuAllocator cpu;
-  static std::array<Allocator*, kNumDeviceKinds> table = {&cpu, nullptr};
+  // Never destroyed: tensors held by other statics may be released after main returns.
+  static CpuAllocator* cpu = new CpuAllocator;
+  static std::array<Allocator*, kNumDeviceKinds> table = {cpu, nullptr};
   return table;
 }
 

@@ -27,6 +27,12 @@ GradientTape::GradientTape(bool persistent) : persistent_(persistent) { ++tape_d
 
 GradientTape::~GradientTape() {
   if (recording_) --tape_depth;
+  unwatch_all();
+}
+
+void GradientTape::unwatch_all() {
+  for (auto& impl : watched_) impl->requires_grad = false;
+  watched_.clear();
 }
 
 void GradientTape::stop_recording() {
@@ -37,7 +43,9 @@ void GradientTape::stop_recording() {
 }
 
 void GradientTape::watch(Tensor& t) {
-  if (!t.grad_fn()) t.set_requires_grad(true);
+  if (t.grad_fn() || t.impl().requires_grad) return;
+  t.set_requires_grad(true);
+  watched_.push_back(t.impl_shared());
 }
 
 TensorList GradientTape::gradient(const Tensor& target, const TensorList& sources) {
@@ -45,8 +53,12 @@ TensorList GradientTape::gradient(const Tensor& target, const TensorList& source
     fail<StateError>("GradientTape::gradient", "one call on a non-persistent tape", "a second call",
                      "Create the tape with persistent=true to call gradient() several times.");
   used_ = true;
-  stop_recording();
-  return compute_gradients(target, sources, {}, persistent_);
+  // A persistent tape keeps recording while it lives (as tf.GradientTape); gradients themselves
+  // are never recorded (compute_gradients runs without the tape).
+  if (!persistent_) stop_recording();
+  TensorList grads = compute_gradients(target, sources, {}, persistent_);
+  if (!persistent_) unwatch_all();
+  return grads;
 }
 
 namespace {

@@ -60,7 +60,7 @@ class GradientTape {
   GradientTape(const GradientTape&) = delete;
   GradientTape& operator=(const GradientTape&) = delete;
 
-  // Marks `t` (a leaf) as requiring a gradient.
+  // Marks `t` (a leaf) as requiring a gradient for the lifetime of this tape.
   void watch(Tensor& t);
   // d target / d sources; target is reduced by summing when not a scalar (as TF does).
   // Throws StateError when called twice on a non-persistent tape.
@@ -68,9 +68,13 @@ class GradientTape {
   void stop_recording();
 
  private:
+  void unwatch_all();
   bool persistent_;
   bool recording_ = true;
   bool used_ = false;
+  // Tensors watch() switched on; switched off again when the tape is done, so that watching
+  // (even a frozen variable) never leaks into later tapes.
+  std::vector<std::shared_ptr<TensorImpl>> watched_;
 };
 
 // The engine underneath GradientTape: gradients of `target` (seeded with `seed`, ones when

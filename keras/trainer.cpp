@@ -57,17 +57,20 @@ void Model::compile(const CompileOptions& options) {
 void Model::build_metrics(const Tensor& y, const Tensor& y_pred) {
   auto& st = *train_;
   if (st.metrics_built) return;
+  // Built aside and swapped in, so a bad metric name leaves no half-built list behind.
+  std::vector<std::shared_ptr<metrics::Metric>> built;
   for (const auto& arg : st.metric_args) {
     if (arg.object) {
-      st.metrics.push_back(arg.object);
+      built.push_back(arg.object);
     } else if (arg.name == "accuracy" || arg.name == "acc") {
       auto m = metrics::resolve_accuracy(st.loss->class_name(), y.shape(), y_pred.shape());
       m->set_name(arg.name);  // Keras logs it under the name the user gave
-      st.metrics.push_back(m);
+      built.push_back(m);
     } else {
-      st.metrics.push_back(metrics::get(arg.name));
+      built.push_back(metrics::get(arg.name));
     }
   }
+  st.metrics = std::move(built);
   st.metrics_built = true;
 }
 
@@ -190,8 +193,8 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
     }
     epoch_logs = collect_metrics("");
     if (val) {
-      CallbackList none;
-      Logs val_logs = run_test_loop(val->x, val->y, o.batch_size, none, 0);
+      // Keras runs validation through evaluate with the fit callbacks: test hooks fire.
+      Logs val_logs = run_test_loop(val->x, val->y, o.batch_size, callbacks, -1);
       for (const auto& [k, v] : val_logs.items()) epoch_logs.set("val_" + k, v);
     }
     callbacks.on_epoch_end(epoch, epoch_logs);
@@ -203,8 +206,10 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
 Logs Model::run_test_loop(const Tensor& x, const Tensor& y, int64_t batch_size, CallbackList& callbacks, int verbose) {
   int64_t n = x.dim(0);
   int64_t steps = num_batches(n, batch_size);
-  callbacks.set_model(this);
-  callbacks.set_params({{"steps", static_cast<double>(steps)}, {"verbose", verbose}});
+  if (verbose >= 0) {  // verbose -1: inside fit, whose params (epochs, steps) stay in force
+    callbacks.set_model(this);
+    callbacks.set_params({{"steps", static_cast<double>(steps)}, {"verbose", verbose}});
+  }
   reset_metrics();
   callbacks.on_test_begin({});
   Logs logs;
