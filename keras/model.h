@@ -10,6 +10,7 @@
 // topological order (one execution path, shared by Sequential).
 #pragma once
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,14 +41,27 @@ struct NamedOr {
   bool empty() const { return name.empty() && !object; }
 };
 
+// A model with several outputs takes either one `loss` for all of them or `losses` (one per
+// output, in output order), optional `loss_weights`, and metrics for every output (`metrics`)
+// or per output (`output_metrics`). Logs then read "loss", "<output layer>_loss",
+// "<output layer>_<metric>" as in Keras. `weighted_metrics` also receive the sample weights.
 struct CompileOptions {
   NamedOr<optimizers::Optimizer> optimizer = "rmsprop";
   NamedOr<losses::Loss> loss;
+  std::vector<NamedOr<losses::Loss>> losses;
+  std::vector<double> loss_weights;
   std::vector<NamedOr<metrics::Metric>> metrics;
+  std::vector<std::vector<NamedOr<metrics::Metric>>> output_metrics;
+  std::vector<NamedOr<metrics::Metric>> weighted_metrics;
 };
 
+// Several inputs or outputs are given as lists, in the order of Model(inputs, outputs).
 struct ValidationData {
-  Tensor x, y;
+  TensorList x, y;
+  Tensor sample_weight;
+  ValidationData() = default;
+  ValidationData(Tensor x_, Tensor y_, Tensor w = {}) : x{std::move(x_)}, y{std::move(y_)}, sample_weight(std::move(w)) {}
+  ValidationData(TensorList x_, TensorList y_, Tensor w = {}) : x(std::move(x_)), y(std::move(y_)), sample_weight(std::move(w)) {}
 };
 
 struct FitOptions {
@@ -59,12 +73,15 @@ struct FitOptions {
   std::optional<ValidationData> validation_data;
   bool shuffle = true;
   int initial_epoch = 0;
+  Tensor sample_weight;                       // (samples,): weights each sample's loss
+  std::map<int64_t, double> class_weight;     // class index -> weight, multiplied in
 };
 
 struct EvaluateOptions {
   int64_t batch_size = 32;
   int verbose = 1;
   std::vector<CallbackPtr> callbacks;
+  Tensor sample_weight;
 };
 
 struct PredictOptions {
@@ -105,16 +122,24 @@ class Model : public Layer {
   // Throws StateError before compile, ValueError for mismatched x/y lengths, an empty dataset
   // or batch_size < 1; label errors come from the loss.
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
+  History fit(const TensorList& x, const TensorList& y, const FitOptions& options = {});
   // Loss and metrics over (x, y), batched.
   Logs evaluate(const Tensor& x, const Tensor& y, const EvaluateOptions& options = {});
-  // Outputs for x, batched, in inference mode.
+  Logs evaluate(const TensorList& x, const TensorList& y, const EvaluateOptions& options = {});
+  // Outputs for x, batched, in inference mode (one tensor per model output).
   Tensor predict(const Tensor& x, const PredictOptions& options = {});
+  TensorList predict(const TensorList& x, const PredictOptions& options = {});
   Logs train_on_batch(const Tensor& x, const Tensor& y);
+  Logs train_on_batch(const TensorList& x, const TensorList& y, const Tensor& sample_weight = {});
   Logs test_on_batch(const Tensor& x, const Tensor& y);
+  Logs test_on_batch(const TensorList& x, const TensorList& y, const Tensor& sample_weight = {});
   Tensor predict_on_batch(const Tensor& x);
+  TensorList predict_on_batch(const TensorList& x);
   optimizers::Optimizer* optimizer() const;
+  // The loss of output 0 (all outputs when one loss was given).
   losses::Loss* loss() const;
-  const std::vector<std::shared_ptr<metrics::Metric>>& metrics() const;
+  // Every compiled metric, over all outputs.
+  std::vector<std::shared_ptr<metrics::Metric>> metrics() const;
   // Set by callbacks (EarlyStopping) to end fit after the current epoch.
   bool stop_training = false;
 
@@ -133,12 +158,15 @@ class Model : public Layer {
   struct TrainState;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<TrainState> train_;
-  Logs run_test_loop(const Tensor& x, const Tensor& y, int64_t batch_size, CallbackList& callbacks, int verbose);
-  Logs train_step(const Tensor& x, const Tensor& y);
-  void test_step(const Tensor& x, const Tensor& y);
-  Logs collect_metrics(const std::string& prefix) const;
+  Logs run_test_loop(const TensorList& x, const TensorList& y, const Tensor& sample_weight, int64_t batch_size,
+                     CallbackList& callbacks, int verbose);
+  Logs train_step(const TensorList& x, const TensorList& y, const Tensor& sample_weight);
+  void test_step(const TensorList& x, const TensorList& y, const Tensor& sample_weight);
+  Tensor compute_loss(const TensorList& y, const TensorList& y_pred, const Tensor& sample_weight, bool track);
+  void update_metrics(const TensorList& y, const TensorList& y_pred, const Tensor& sample_weight);
+  Logs collect_metrics() const;
   void reset_metrics();
-  void build_metrics(const Tensor& y, const Tensor& y_pred);
+  void build_metrics(const TensorList& y, const TensorList& y_pred);
 };
 
 }  // namespace keras

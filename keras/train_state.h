@@ -16,10 +16,14 @@ namespace keras {
 struct Model::TrainState {
   bool compiled = false;
   std::shared_ptr<optimizers::Optimizer> optimizer;
-  std::shared_ptr<losses::Loss> loss;
-  std::vector<NamedOr<metrics::Metric>> metric_args;       // as given to compile
-  std::vector<std::shared_ptr<metrics::Metric>> metrics;   // resolved on the first batch
+  std::vector<std::shared_ptr<losses::Loss>> losses;  // one per output
+  std::vector<double> loss_weights;                   // one per output
+  std::vector<std::string> output_names;              // log prefixes when several outputs
+  // Per output, as given to compile, then resolved on the first batch (they need y's shape).
+  std::vector<std::vector<NamedOr<metrics::Metric>>> metric_args, weighted_metric_args;
+  std::vector<std::vector<std::shared_ptr<metrics::Metric>>> metrics, weighted_metrics;
   std::shared_ptr<metrics::MeanImpl> loss_tracker;
+  std::vector<std::shared_ptr<metrics::MeanImpl>> output_loss_trackers;  // several outputs only
   bool metrics_built = false;
 };
 

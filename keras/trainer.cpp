@@ -1,6 +1,8 @@
 // compile / fit / evaluate / predict and the per-batch steps (keras.Model's Trainer).
+// Everything works on lists: one tensor per model input (x) and per model output (y).
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "backend/autodiff.h"
 #include "backend/ops.h"
@@ -12,141 +14,246 @@ namespace keras {
 namespace {
 std::string model_where(const Model& m) { return "Model '" + m.name() + "'"; }
 
-void check_xy(const Model& m, const char* fn, const Tensor& x, const Tensor& y) {
+int64_t num_batches(int64_t n, int64_t batch_size) { return (n + batch_size - 1) / batch_size; }
+
+// Checks lengths and counts; returns the number of samples.
+int64_t check_data(const Model& m, const char* fn, const TensorList& x, const TensorList& y, const Tensor& sw) {
   std::string where = model_where(m) + " " + fn;
-  if (!x.defined() || x.rank() == 0) fail<ValueError>(where, "x with a batch axis", x.defined() ? "a scalar" : "no x");
-  if (y.defined()) {
-    if (y.rank() == 0) fail<ValueError>(where, "y with a batch axis", "a scalar");
-    if (x.dim(0) != y.dim(0))
+  if (x.empty()) fail<ValueError>(where, "x", "nothing");
+  int64_t n = -1;
+  auto check = [&](const Tensor& t, const std::string& what) {
+    if (!t.defined() || t.rank() == 0)
+      fail<ValueError>(where, what + " with a batch axis", t.defined() ? "a scalar" : "no tensor");
+    if (n < 0) n = t.dim(0);
+    else if (t.dim(0) != n)
       fail<ValueError>(where, "x and y with the same number of samples",
-                       std::to_string(x.dim(0)) + " and " + std::to_string(y.dim(0)));
-  }
-  if (x.dim(0) == 0) fail<ValueError>(where, "at least one sample", "an empty dataset");
+                       std::to_string(n) + " and " + std::to_string(t.dim(0)) + " (" + what + ")");
+  };
+  for (size_t i = 0; i < x.size(); ++i) check(x[i], "x[" + std::to_string(i) + "]");
+  for (size_t i = 0; i < y.size(); ++i) check(y[i], "y[" + std::to_string(i) + "]");
+  if (sw.defined()) check(sw, "sample_weight");
+  if (n == 0) fail<ValueError>(where, "at least one sample", "an empty dataset");
+  return n;
 }
 
 void check_batch_size(const Model& m, const char* fn, int64_t batch_size) {
-  if (batch_size < 1)
-    fail<ValueError>(model_where(m) + " " + fn, "batch_size >= 1", std::to_string(batch_size));
+  if (batch_size < 1) fail<ValueError>(model_where(m) + " " + fn, "batch_size >= 1", std::to_string(batch_size));
 }
 
-// Rows `idx` of `t` (the batch gather of a shuffled epoch).
-Tensor gather_rows(const Tensor& t, const Tensor& idx) { return ops::take(t, idx, 0); }
+TensorList rows(const TensorList& ts, int64_t lo, int64_t hi) {
+  TensorList out;
+  for (const auto& t : ts) out.push_back(t.slice_batch(lo, hi));
+  return out;
+}
 
-int64_t num_batches(int64_t n, int64_t batch_size) { return (n + batch_size - 1) / batch_size; }
+TensorList gather(const TensorList& ts, const Tensor& idx) {
+  TensorList out;
+  for (const auto& t : ts) out.push_back(ops::take(t, idx, 0));
+  return out;
+}
+
+Tensor optional_rows(const Tensor& t, int64_t lo, int64_t hi) { return t.defined() ? t.slice_batch(lo, hi) : Tensor(); }
+
+// Per-sample weights from class_weight (class of each sample: an integer label, or the argmax of
+// a one-hot row), multiplied into `sample_weight`.
+Tensor apply_class_weight(const Model& m, const TensorList& y, const Tensor& sample_weight,
+                          const std::map<int64_t, double>& class_weight) {
+  if (class_weight.empty()) return sample_weight;
+  std::string where = model_where(m) + " fit";
+  if (y.size() != 1) fail<ValueError>(where, "class_weight with a single-output model", std::to_string(y.size()) + " outputs");
+  NoGradGuard no_grad;
+  Tensor labels = y[0];
+  if (labels.rank() >= 2 && labels.dim(-1) > 1) labels = ops::argmax(labels, -1);
+  std::vector<int64_t> cls = labels.astype(DType::int64).to_vector<int64_t>();
+  std::vector<float> w(cls.size());
+  for (size_t i = 0; i < cls.size(); ++i) {
+    auto it = class_weight.find(cls[i]);
+    if (it == class_weight.end())
+      fail<ValueError>(where, "a class_weight entry for every class in y", "class " + std::to_string(cls[i]) + " missing");
+    w[i] = static_cast<float>(it->second);
+  }
+  Tensor cw = Tensor::from_vector(w);
+  if (!sample_weight.defined()) return cw;
+  return ops::multiply(sample_weight.astype(DType::float32).view({static_cast<int64_t>(w.size())}), cw);
+}
 }  // namespace
 
 bool Model::compiled() const { return train_->compiled; }
 optimizers::Optimizer* Model::optimizer() const { return train_->optimizer.get(); }
-losses::Loss* Model::loss() const { return train_->loss.get(); }
-const std::vector<std::shared_ptr<metrics::Metric>>& Model::metrics() const { return train_->metrics; }
+losses::Loss* Model::loss() const { return train_->losses.empty() ? nullptr : train_->losses[0].get(); }
 
-void Model::compile(const CompileOptions& options) {
+std::vector<std::shared_ptr<metrics::Metric>> Model::metrics() const {
+  std::vector<std::shared_ptr<metrics::Metric>> out;
+  for (const auto& group : {&train_->metrics, &train_->weighted_metrics})
+    for (const auto& per_output : *group) out.insert(out.end(), per_output.begin(), per_output.end());
+  return out;
+}
+
+void Model::compile(const CompileOptions& o) {
   auto& st = *train_;
-  if (options.loss.empty())
-    fail<ValueError>(model_where(*this) + " compile", "a loss", "none", "Pass .loss = \"mse\" or a loss object.");
-  st.optimizer = options.optimizer.object ? options.optimizer.object : optimizers::get(options.optimizer.name);
-  st.loss = options.loss.object ? options.loss.object : losses::get(options.loss.name);
-  st.metric_args = options.metrics;
-  st.metrics.clear();
-  st.metrics_built = false;
-  st.loss_tracker = std::make_shared<metrics::MeanImpl>(metrics::MeanOptions{.name = "loss"});
-  st.compiled = true;
+  const std::string where = model_where(*this) + " compile";
+  size_t outputs = has_graph() ? this->outputs().size() : 1;
+  if (o.loss.empty() && o.losses.empty()) fail<ValueError>(where, "a loss", "none", "Pass .loss = \"mse\" or a loss object.");
+  if (!o.loss.empty() && !o.losses.empty()) fail<ValueError>(where, "either loss or losses", "both");
+  if (!o.losses.empty() && o.losses.size() != outputs)
+    fail<ValueError>(where, std::to_string(outputs) + " losses (one per output)", std::to_string(o.losses.size()));
+  if (!o.loss_weights.empty() && o.loss_weights.size() != outputs)
+    fail<ValueError>(where, std::to_string(outputs) + " loss_weights", std::to_string(o.loss_weights.size()));
+  if (!o.output_metrics.empty() && o.output_metrics.size() != outputs)
+    fail<ValueError>(where, std::to_string(outputs) + " output_metrics lists", std::to_string(o.output_metrics.size()));
+  auto resolve_loss = [](const NamedOr<losses::Loss>& l) { return l.object ? l.object : losses::get(l.name); };
+  TrainState fresh;
+  fresh.optimizer = o.optimizer.object ? o.optimizer.object : optimizers::get(o.optimizer.name);
+  for (size_t i = 0; i < outputs; ++i) {
+    fresh.losses.push_back(resolve_loss(o.losses.empty() ? o.loss : o.losses[i]));
+    fresh.loss_weights.push_back(o.loss_weights.empty() ? 1.0 : o.loss_weights[i]);
+    fresh.metric_args.push_back(o.output_metrics.empty() ? o.metrics : o.output_metrics[i]);
+    fresh.weighted_metric_args.push_back(o.weighted_metrics);
+    fresh.output_names.push_back(has_graph() ? this->outputs()[i].layer->name() : "");
+  }
+  fresh.loss_tracker = std::make_shared<metrics::MeanImpl>(metrics::MeanOptions{.name = "loss"});
+  if (outputs > 1)
+    for (size_t i = 0; i < outputs; ++i)
+      fresh.output_loss_trackers.push_back(
+          std::make_shared<metrics::MeanImpl>(metrics::MeanOptions{.name = fresh.output_names[i] + "_loss"}));
+  fresh.compiled = true;
+  st = std::move(fresh);
   stop_training = false;
 }
 
-void Model::build_metrics(const Tensor& y, const Tensor& y_pred) {
+void Model::build_metrics(const TensorList& y, const TensorList& y_pred) {
   auto& st = *train_;
   if (st.metrics_built) return;
-  // Built aside and swapped in, so a bad metric name leaves no half-built list behind.
-  std::vector<std::shared_ptr<metrics::Metric>> built;
-  for (const auto& arg : st.metric_args) {
-    if (arg.object) {
-      built.push_back(arg.object);
-    } else if (arg.name == "accuracy" || arg.name == "acc") {
-      auto m = metrics::resolve_accuracy(st.loss->class_name(), y.shape(), y_pred.shape());
-      m->set_name(arg.name);  // Keras logs it under the name the user gave
-      built.push_back(m);
-    } else {
-      built.push_back(metrics::get(arg.name));
+  if (y.size() != st.losses.size() || y_pred.size() != st.losses.size())
+    fail<ValueError>(model_where(*this), std::to_string(st.losses.size()) + " targets (one per output)",
+                     std::to_string(y.size()));
+  bool several = st.losses.size() > 1;
+  std::set<std::string> names;
+  auto build = [&](const std::vector<std::vector<NamedOr<metrics::Metric>>>& args, bool weighted) {
+    std::vector<std::vector<std::shared_ptr<metrics::Metric>>> built(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      for (const auto& arg : args[i]) {
+        std::shared_ptr<metrics::Metric> m;
+        if (arg.object) m = arg.object;
+        else if (arg.name == "accuracy" || arg.name == "acc")
+          m = metrics::resolve_accuracy(st.losses[i], y[i].shape(), y_pred[i].shape(), arg.name);
+        else m = metrics::get(arg.name);
+        std::string name = (several ? st.output_names[i] + "_" : "") + m->name();
+        if (weighted && names.count(name)) name = (several ? st.output_names[i] + "_" : "") + "weighted_" + m->name();
+        m->set_name(name);
+        names.insert(name);
+        built[i].push_back(m);
+      }
     }
-  }
-  st.metrics = std::move(built);
+    return built;
+  };
+  // Built aside and swapped in, so a bad metric name leaves no half-built state behind.
+  auto plain = build(st.metric_args, false);
+  auto weighted = build(st.weighted_metric_args, true);
+  st.metrics = std::move(plain);
+  st.weighted_metrics = std::move(weighted);
   st.metrics_built = true;
 }
 
 void Model::reset_metrics() {
   auto& st = *train_;
   if (st.loss_tracker) st.loss_tracker->reset_state();
-  for (auto& m : st.metrics) m->reset_state();
+  for (auto& t : st.output_loss_trackers) t->reset_state();
+  for (auto& m : metrics()) m->reset_state();
 }
 
-Logs Model::collect_metrics(const std::string& prefix) const {
+Logs Model::collect_metrics() const {
   Logs logs;
   const auto& st = *train_;
-  logs.set(prefix + "loss", st.loss_tracker->result());
-  for (const auto& m : st.metrics) logs.set(prefix + m->name(), m->result());
+  logs.set("loss", st.loss_tracker->result());
+  for (const auto& t : st.output_loss_trackers) logs.set(t->name(), t->result());
+  for (const auto& m : metrics()) logs.set(m->name(), m->result());
   return logs;
 }
 
-Logs Model::train_step(const Tensor& x, const Tensor& y) {
+Tensor Model::compute_loss(const TensorList& y, const TensorList& y_pred, const Tensor& sw, bool track) {
+  auto& st = *train_;
+  if (y.size() != st.losses.size())
+    fail<ValueError>(model_where(*this), std::to_string(st.losses.size()) + " targets (one per output)",
+                     std::to_string(y.size()));
+  Tensor total;
+  double batch = static_cast<double>(y_pred[0].dim(0));
+  for (size_t i = 0; i < st.losses.size(); ++i) {
+    Tensor li = (*st.losses[i])(y[i], y_pred[i], sw);
+    if (track && !st.output_loss_trackers.empty())
+      st.output_loss_trackers[i]->update_values(li.detach(), Tensor::scalar(batch));
+    if (st.loss_weights[i] != 1.0) li = ops::multiply(li, st.loss_weights[i]);
+    total = total.defined() ? ops::add(total, li) : li;
+  }
+  for (const auto& r : regularization_losses()) total = ops::add(total, r);
+  // Keras 3 weights the loss tracker by the batch size.
+  if (track) st.loss_tracker->update_values(total.detach(), Tensor::scalar(batch));
+  return total;
+}
+
+void Model::update_metrics(const TensorList& y, const TensorList& y_pred, const Tensor& sw) {
+  NoGradGuard no_grad;
+  build_metrics(y, y_pred);
+  auto& st = *train_;
+  for (size_t i = 0; i < y.size(); ++i) {
+    for (auto& m : st.metrics[i]) m->update_state(y[i], y_pred[i].detach());
+    for (auto& m : st.weighted_metrics[i]) m->update_state(y[i], y_pred[i].detach(), sw);
+  }
+}
+
+Logs Model::train_step(const TensorList& x, const TensorList& y, const Tensor& sw) {
   auto& st = *train_;
   std::vector<Variable> vars = trainable_weights();
   TensorList sources;
   sources.reserve(vars.size());
   for (const auto& v : vars) sources.push_back(v.value());
-  Tensor y_pred, loss;
-  TensorList grads;
+  TensorList y_pred, grads;
   {
     GradientTape tape;
     y_pred = (*this)(x, CallArgs{.training = true});
-    loss = (*st.loss)(y, y_pred);
-    for (const auto& r : regularization_losses()) loss = ops::add(loss, r);
+    Tensor loss = compute_loss(y, y_pred, sw, true);
     grads = tape.gradient(loss, sources);
   }
   st.optimizer->apply(grads, vars);
-  NoGradGuard no_grad;
-  build_metrics(y, y_pred);
-  // Keras 3 weights the loss tracker by the batch size.
-  st.loss_tracker->update_state(loss.detach(), Tensor::scalar(static_cast<double>(x.dim(0))));
-  for (auto& m : st.metrics) m->update_state(y, y_pred.detach());
-  return collect_metrics("");
+  update_metrics(y, y_pred, sw);
+  return collect_metrics();
 }
 
-void Model::test_step(const Tensor& x, const Tensor& y) {
-  auto& st = *train_;
+void Model::test_step(const TensorList& x, const TensorList& y, const Tensor& sw) {
   NoGradGuard no_grad;
-  Tensor y_pred = (*this)(x, CallArgs{.training = false});
-  Tensor loss = (*st.loss)(y, y_pred);
-  for (const auto& r : regularization_losses()) loss = ops::add(loss, r);
-  build_metrics(y, y_pred);
-  st.loss_tracker->update_state(loss, Tensor::scalar(static_cast<double>(x.dim(0))));
-  for (auto& m : st.metrics) m->update_state(y, y_pred);
+  TensorList y_pred = (*this)(x, CallArgs{.training = false});
+  compute_loss(y, y_pred, sw, true);
+  update_metrics(y, y_pred, sw);
 }
 
-History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o) {
-  if (!compiled())
-    fail<StateError>(model_where(*this) + " fit", "a compiled model", "an uncompiled one", "Call compile() before fit().");
+History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& o) { return fit(TensorList{x}, TensorList{y}, o); }
+
+History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOptions& o) {
+  const std::string where = model_where(*this) + " fit";
+  if (!compiled()) fail<StateError>(where, "a compiled model", "an uncompiled one", "Call compile() before fit().");
   check_batch_size(*this, "fit", o.batch_size);
-  check_xy(*this, "fit", x_all, y_all);
+  int64_t n = check_data(*this, "fit", x_all, y_all, o.sample_weight);
   if (o.validation_split < 0 || o.validation_split >= 1)
-    fail<ValueError>(model_where(*this) + " fit", "validation_split in [0, 1)", std::to_string(o.validation_split));
-  if (o.epochs < 0) fail<ValueError>(model_where(*this) + " fit", "epochs >= 0", std::to_string(o.epochs));
+    fail<ValueError>(where, "validation_split in [0, 1)", std::to_string(o.validation_split));
+  if (o.epochs < 0) fail<ValueError>(where, "epochs >= 0", std::to_string(o.epochs));
+  Tensor sw_all = apply_class_weight(*this, y_all, o.sample_weight, o.class_weight);
 
   // Keras takes the validation split from the end, before shuffling.
-  Tensor x = x_all, y = y_all;
+  TensorList x = x_all, y = y_all;
+  Tensor sw = sw_all;
   std::optional<ValidationData> val = o.validation_data;
-  int64_t n = x_all.dim(0);
   if (o.validation_split > 0 && !val) {
     int64_t n_val = static_cast<int64_t>(static_cast<double>(n) * o.validation_split);
     if (n_val < 1 || n_val >= n)
-      fail<ValueError>(model_where(*this) + " fit", "a validation_split leaving samples on both sides",
+      fail<ValueError>(where, "a validation_split leaving samples on both sides",
                        std::to_string(o.validation_split) + " of " + std::to_string(n) + " samples");
-    x = x_all.slice_batch(0, n - n_val);
-    y = y_all.slice_batch(0, n - n_val);
-    val = ValidationData{x_all.slice_batch(n - n_val, n), y_all.slice_batch(n - n_val, n)};
+    x = rows(x_all, 0, n - n_val);
+    y = rows(y_all, 0, n - n_val);
+    sw = optional_rows(sw_all, 0, n - n_val);
+    val = ValidationData(rows(x_all, n - n_val, n), rows(y_all, n - n_val, n), optional_rows(sw_all, n - n_val, n));
     n -= n_val;
   }
-  if (val) check_xy(*this, "fit (validation data)", val->x, val->y);
+  if (val) check_data(*this, "fit (validation data)", val->x, val->y, val->sample_weight);
 
   auto history = std::make_shared<History>();
   CallbackList callbacks(o.callbacks);
@@ -157,44 +264,40 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
   callbacks.set_params({{"epochs", o.epochs}, {"steps", static_cast<double>(steps)}, {"verbose", o.verbose}});
 
   stop_training = false;
-  Generator shuffle_gen(global_generator().next_seed());
+  // One seed per fit; epoch e's order depends only on (seed, e), so a resumed run repeats it.
+  const uint64_t shuffle_seed = global_generator().next_seed();
   callbacks.on_train_begin({});
   Logs epoch_logs;
   for (int epoch = o.initial_epoch; epoch < o.epochs && !stop_training; ++epoch) {
     reset_metrics();
     callbacks.on_epoch_begin(epoch, {});
-    // A permutation per epoch from the seeded stream: the same seed gives the same order.
     std::vector<int64_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
     if (o.shuffle) {
+      Generator gen(shuffle_seed + static_cast<uint64_t>(epoch) * 0x9E3779B97F4A7C15ull);
       uint32_t w[4];
       for (int64_t i = n - 1; i > 0; --i) {
-        philox4x32(shuffle_gen.seed(), shuffle_gen.advance(1), w);
+        philox4x32(gen.seed(), gen.advance(1), w);
         uint64_t r = (static_cast<uint64_t>(w[0]) << 32) | w[1];
         std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(r % static_cast<uint64_t>(i + 1))]);
       }
     }
-    Logs logs;
-    for (int64_t b = 0; b < steps; ++b) {
+    for (int64_t b = 0; b < steps && !stop_training; ++b) {
       callbacks.on_train_batch_begin(static_cast<int>(b), {});
       int64_t lo = b * o.batch_size, hi = std::min(n, lo + o.batch_size);
-      Tensor xb, yb;
+      Logs logs;
       if (o.shuffle) {
         Tensor idx = Tensor::from_vector(std::vector<int64_t>(order.begin() + lo, order.begin() + hi));
-        xb = gather_rows(x, idx);
-        yb = gather_rows(y, idx);
+        logs = train_step(gather(x, idx), gather(y, idx), sw.defined() ? ops::take(sw, idx, 0) : Tensor());
       } else {
-        xb = x.slice_batch(lo, hi);
-        yb = y.slice_batch(lo, hi);
+        logs = train_step(rows(x, lo, hi), rows(y, lo, hi), optional_rows(sw, lo, hi));
       }
-      logs = train_step(xb, yb);
       callbacks.on_train_batch_end(static_cast<int>(b), logs);
-      if (stop_training) break;
     }
-    epoch_logs = collect_metrics("");
+    epoch_logs = collect_metrics();
     if (val) {
       // Keras runs validation through evaluate with the fit callbacks: test hooks fire.
-      Logs val_logs = run_test_loop(val->x, val->y, o.batch_size, callbacks, -1);
+      Logs val_logs = run_test_loop(val->x, val->y, val->sample_weight, o.batch_size, callbacks, -1);
       for (const auto& [k, v] : val_logs.items()) epoch_logs.set("val_" + k, v);
     }
     callbacks.on_epoch_end(epoch, epoch_logs);
@@ -203,8 +306,9 @@ History Model::fit(const Tensor& x_all, const Tensor& y_all, const FitOptions& o
   return *history;
 }
 
-Logs Model::run_test_loop(const Tensor& x, const Tensor& y, int64_t batch_size, CallbackList& callbacks, int verbose) {
-  int64_t n = x.dim(0);
+Logs Model::run_test_loop(const TensorList& x, const TensorList& y, const Tensor& sw, int64_t batch_size,
+                          CallbackList& callbacks, int verbose) {
+  int64_t n = x[0].dim(0);
   int64_t steps = num_batches(n, batch_size);
   if (verbose >= 0) {  // verbose -1: inside fit, whose params (epochs, steps) stay in force
     callbacks.set_model(this);
@@ -212,71 +316,91 @@ Logs Model::run_test_loop(const Tensor& x, const Tensor& y, int64_t batch_size, 
   }
   reset_metrics();
   callbacks.on_test_begin({});
-  Logs logs;
   for (int64_t b = 0; b < steps; ++b) {
     callbacks.on_test_batch_begin(static_cast<int>(b), {});
     int64_t lo = b * batch_size, hi = std::min(n, lo + batch_size);
-    test_step(x.slice_batch(lo, hi), y.slice_batch(lo, hi));
-    logs = collect_metrics("");
-    callbacks.on_test_batch_end(static_cast<int>(b), logs);
+    test_step(rows(x, lo, hi), rows(y, lo, hi), optional_rows(sw, lo, hi));
+    callbacks.on_test_batch_end(static_cast<int>(b), collect_metrics());
   }
-  logs = collect_metrics("");
+  Logs logs = collect_metrics();
   callbacks.on_test_end(logs);
   return logs;
 }
 
 Logs Model::evaluate(const Tensor& x, const Tensor& y, const EvaluateOptions& o) {
+  return evaluate(TensorList{x}, TensorList{y}, o);
+}
+
+Logs Model::evaluate(const TensorList& x, const TensorList& y, const EvaluateOptions& o) {
   if (!compiled())
     fail<StateError>(model_where(*this) + " evaluate", "a compiled model", "an uncompiled one",
                      "Call compile() before evaluate().");
   check_batch_size(*this, "evaluate", o.batch_size);
-  check_xy(*this, "evaluate", x, y);
+  check_data(*this, "evaluate", x, y, o.sample_weight);
   CallbackList callbacks(o.callbacks);
   if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
-  return run_test_loop(x, y, o.batch_size, callbacks, o.verbose);
+  return run_test_loop(x, y, o.sample_weight, o.batch_size, callbacks, o.verbose);
 }
 
 Tensor Model::predict(const Tensor& x, const PredictOptions& o) {
+  TensorList out = predict(TensorList{x}, o);
+  if (out.size() != 1)
+    fail<ValueError>(model_where(*this) + " predict", "a single-output model", std::to_string(out.size()) + " outputs",
+                     "Use the TensorList form.");
+  return out[0];
+}
+
+TensorList Model::predict(const TensorList& x, const PredictOptions& o) {
   check_batch_size(*this, "predict", o.batch_size);
-  check_xy(*this, "predict", x, Tensor());
+  int64_t n = check_data(*this, "predict", x, {}, Tensor());
   CallbackList callbacks(o.callbacks);
   if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
-  int64_t n = x.dim(0), steps = num_batches(n, o.batch_size);
+  int64_t steps = num_batches(n, o.batch_size);
   callbacks.set_model(this);
   callbacks.set_params({{"steps", static_cast<double>(steps)}, {"verbose", o.verbose}});
   callbacks.on_predict_begin({});
-  TensorList parts;
+  std::vector<TensorList> parts;  // per output
   for (int64_t b = 0; b < steps; ++b) {
     callbacks.on_predict_batch_begin(static_cast<int>(b), {});
     int64_t lo = b * o.batch_size, hi = std::min(n, lo + o.batch_size);
-    parts.push_back(predict_on_batch(x.slice_batch(lo, hi)));
+    TensorList out = predict_on_batch(rows(x, lo, hi));
+    parts.resize(out.size());
+    for (size_t i = 0; i < out.size(); ++i) parts[i].push_back(out[i]);
     callbacks.on_predict_batch_end(static_cast<int>(b), {});
   }
   callbacks.on_predict_end({});
   NoGradGuard no_grad;
-  return parts.size() == 1 ? parts[0] : ops::concatenate(parts, 0);
+  TensorList result;
+  for (auto& p : parts) result.push_back(p.size() == 1 ? p[0] : ops::concatenate(p, 0));
+  return result;
 }
 
-Logs Model::train_on_batch(const Tensor& x, const Tensor& y) {
+Logs Model::train_on_batch(const Tensor& x, const Tensor& y) { return train_on_batch(TensorList{x}, TensorList{y}); }
+
+Logs Model::train_on_batch(const TensorList& x, const TensorList& y, const Tensor& sw) {
   if (!compiled())
     fail<StateError>(model_where(*this) + " train_on_batch", "a compiled model", "an uncompiled one",
                      "Call compile() first.");
-  check_xy(*this, "train_on_batch", x, y);
+  check_data(*this, "train_on_batch", x, y, sw);
   reset_metrics();
-  return train_step(x, y);
+  return train_step(x, y, sw);
 }
 
-Logs Model::test_on_batch(const Tensor& x, const Tensor& y) {
+Logs Model::test_on_batch(const Tensor& x, const Tensor& y) { return test_on_batch(TensorList{x}, TensorList{y}); }
+
+Logs Model::test_on_batch(const TensorList& x, const TensorList& y, const Tensor& sw) {
   if (!compiled())
     fail<StateError>(model_where(*this) + " test_on_batch", "a compiled model", "an uncompiled one",
                      "Call compile() first.");
-  check_xy(*this, "test_on_batch", x, y);
+  check_data(*this, "test_on_batch", x, y, sw);
   reset_metrics();
-  test_step(x, y);
-  return collect_metrics("");
+  test_step(x, y, sw);
+  return collect_metrics();
 }
 
-Tensor Model::predict_on_batch(const Tensor& x) {
+Tensor Model::predict_on_batch(const Tensor& x) { return predict_on_batch(TensorList{x})[0]; }
+
+TensorList Model::predict_on_batch(const TensorList& x) {
   NoGradGuard no_grad;
   return (*this)(x, CallArgs{.training = false});
 }
