@@ -113,12 +113,24 @@ void Model::set_graph(const std::vector<KerasTensor>& inputs, const std::vector<
   for (const auto& l : graph_->layers) l->update_paths("");
 }
 
-void Model::ensure_graph(const std::vector<Shape>&) {
-  if (!graph_) fail<StateError>("Model '" + name() + "'", "a graph", "none");
-}
+std::vector<LayerPtr> Model::layers() const { return graph_ ? graph_->layers : tracked_; }
+std::vector<LayerPtr> Model::sublayers() const { return graph_ ? graph_->layers : tracked_; }
 
-std::vector<LayerPtr> Model::layers() const { return graph_ ? graph_->layers : std::vector<LayerPtr>{}; }
-std::vector<LayerPtr> Model::sublayers() const { return graph_ ? graph_->layers : std::vector<LayerPtr>{}; }
+void Model::track_layer(const LayerPtr& layer) {
+  if (!layer) fail<ValueError>("Model '" + name() + "' track", "a layer", "an empty handle");
+  for (const auto& l : tracked_)
+    if (l == layer) return;
+  if (!layer->has_name()) {
+    std::string base = snake_case(layer->class_name()), candidate = base;
+    auto taken = [&](const std::string& n) {
+      return std::any_of(tracked_.begin(), tracked_.end(), [&](const LayerPtr& l) { return l->name() == n; });
+    };
+    for (int k = 1; taken(candidate); ++k) candidate = base + "_" + std::to_string(k);
+    layer->set_name(candidate);
+  }
+  tracked_.push_back(layer);
+  layer->update_paths("");
+}
 
 LayerPtr Model::get_layer(const std::string& name) const {
   std::string known;
@@ -180,6 +192,9 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
   std::vector<Shape> shapes;
   for (const auto& t : inputs) shapes.push_back(t.shape());
   ensure_graph(shapes);
+  if (!graph_)
+    fail<StateError>("Model '" + name() + "'", "a functional graph or an overridden call()", "neither",
+                     "Build it from Input() tensors, or subclass Model and override call().");
   validate_input(shapes);
   const Graph& g = *graph_;
   std::vector<TensorList> values(g.steps.size());
@@ -207,13 +222,15 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
 
 std::vector<Shape> Model::compute_output_shape(const std::vector<Shape>& input_shapes) {
   ensure_graph(input_shapes);
+  if (!graph_) return Layer::compute_output_shape(input_shapes);  // subclassed: probe call()
   validate_input(input_shapes);
   std::vector<Shape> out;
   for (const auto& t : graph_->outputs) out.push_back(t.shape);
   return out;
 }
 
-std::vector<DType> Model::compute_output_dtype(const std::vector<DType>&) {
+std::vector<DType> Model::compute_output_dtype(const std::vector<DType>& input_dtypes) {
+  if (!graph_) return Layer::compute_output_dtype(input_dtypes);
   std::vector<DType> out;
   for (const auto& t : outputs()) out.push_back(t.dtype);
   return out;

@@ -140,24 +140,38 @@ class Model : public Layer {
   losses::Loss* loss() const;
   // Every compiled metric, over all outputs.
   std::vector<std::shared_ptr<metrics::Metric>> metrics() const;
-  // Set by callbacks (EarlyStopping) to end fit after the current epoch.
+  // Set by callbacks (EarlyStopping) to end fit after the current batch.
   bool stop_training = false;
+  // Set by a callback in on_train_begin (BackupAndRestore) to resume fit at that epoch.
+  std::optional<int> resume_epoch;
+  // The inputs of the last training batch (no copy), for diagnosis (TerminateOnNaN).
+  const TensorList& last_train_x() const;
 
   // Prints the Keras summary table (layers, output shapes, parameter counts).
   void summary(std::ostream& os = std::cout) const;
 
  protected:
-  explicit Model(const std::string& name);  // graph set later (Sequential)
+  // For Sequential (graph set later) and subclassed models (a user class overriding call()).
+  explicit Model(const std::string& name);
+  // Subclassed models register their sublayers so that weights, trainability and paths follow
+  // the model; an unnamed layer is named uniquely within it. Returns the handle.
+  template <class Handle>
+  Handle track(Handle layer) {
+    track_layer(LayerPtr(layer));
+    return layer;
+  }
+  void track_layer(const LayerPtr& layer);
   void set_graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs);
   bool has_graph() const;
-  // Hook for Sequential: build the graph from the first data seen.
-  virtual void ensure_graph(const std::vector<Shape>& input_shapes);
+  // Hook for Sequential: build the graph from the first data seen (no-op otherwise).
+  virtual void ensure_graph(const std::vector<Shape>& input_shapes) {}
 
  private:
   struct Graph;
   struct TrainState;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<TrainState> train_;
+  std::vector<LayerPtr> tracked_;  // subclassed models' sublayers
   Logs run_test_loop(const TensorList& x, const TensorList& y, const Tensor& sample_weight, int64_t batch_size,
                      CallbackList& callbacks, int verbose);
   Logs train_step(const TensorList& x, const TensorList& y, const Tensor& sample_weight);

@@ -25,6 +25,7 @@ struct Model::TrainState {
   std::shared_ptr<metrics::MeanImpl> loss_tracker;
   std::vector<std::shared_ptr<metrics::MeanImpl>> output_loss_trackers;  // several outputs only
   bool metrics_built = false;
+  TensorList last_train_x;
 };
 
 }  // namespace keras

@@ -1,6 +1,7 @@
 // compile / fit / evaluate / predict and the per-batch steps (keras.Model's Trainer).
 // Everything works on lists: one tensor per model input (x) and per model output (y).
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -60,21 +61,21 @@ Tensor apply_class_weight(const Model& m, const TensorList& y, const Tensor& sam
                           const std::map<int64_t, double>& class_weight) {
   if (class_weight.empty()) return sample_weight;
   std::string where = model_where(m) + " fit";
+  if (sample_weight.defined())
+    fail<ValueError>(where, "either class_weight or sample_weight", "both", "Fold the class weights into sample_weight.");
   if (y.size() != 1) fail<ValueError>(where, "class_weight with a single-output model", std::to_string(y.size()) + " outputs");
   NoGradGuard no_grad;
+  // The class of a sample: argmax of a one-hot row, else the rounded label (Keras); classes
+  // missing from the map weigh 1.
   Tensor labels = y[0];
   if (labels.rank() >= 2 && labels.dim(-1) > 1) labels = ops::argmax(labels, -1);
-  std::vector<int64_t> cls = labels.astype(DType::int64).to_vector<int64_t>();
+  std::vector<double> cls = labels.astype(DType::float64).to_vector<double>();
   std::vector<float> w(cls.size());
   for (size_t i = 0; i < cls.size(); ++i) {
-    auto it = class_weight.find(cls[i]);
-    if (it == class_weight.end())
-      fail<ValueError>(where, "a class_weight entry for every class in y", "class " + std::to_string(cls[i]) + " missing");
-    w[i] = static_cast<float>(it->second);
+    auto it = class_weight.find(static_cast<int64_t>(std::llround(cls[i])));
+    w[i] = it == class_weight.end() ? 1.0f : static_cast<float>(it->second);
   }
-  Tensor cw = Tensor::from_vector(w);
-  if (!sample_weight.defined()) return cw;
-  return ops::multiply(sample_weight.astype(DType::float32).view({static_cast<int64_t>(w.size())}), cw);
+  return Tensor::from_vector(w);
 }
 }  // namespace
 
@@ -116,6 +117,8 @@ void Model::compile(const CompileOptions& o) {
     for (size_t i = 0; i < outputs; ++i)
       fresh.output_loss_trackers.push_back(
           std::make_shared<metrics::MeanImpl>(metrics::MeanOptions{.name = fresh.output_names[i] + "_loss"}));
+  // Re-compiling after a trainability change: slots for the new trainable set (kept by path).
+  if (fresh.optimizer->built()) fresh.optimizer->build(trainable_weights());
   fresh.compiled = true;
   st = std::move(fresh);
   stop_training = false;
@@ -208,6 +211,7 @@ Logs Model::train_step(const TensorList& x, const TensorList& y, const Tensor& s
   sources.reserve(vars.size());
   for (const auto& v : vars) sources.push_back(v.value());
   TensorList y_pred, grads;
+  st.last_train_x = x;
   {
     GradientTape tape;
     y_pred = (*this)(x, CallArgs{.training = true});
@@ -264,11 +268,14 @@ History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOp
   callbacks.set_params({{"epochs", o.epochs}, {"steps", static_cast<double>(steps)}, {"verbose", o.verbose}});
 
   stop_training = false;
+  resume_epoch.reset();
   // One seed per fit; epoch e's order depends only on (seed, e), so a resumed run repeats it.
   const uint64_t shuffle_seed = global_generator().next_seed();
   callbacks.on_train_begin({});
+  const int first_epoch = resume_epoch.value_or(o.initial_epoch);
+  resume_epoch.reset();
   Logs epoch_logs;
-  for (int epoch = o.initial_epoch; epoch < o.epochs && !stop_training; ++epoch) {
+  for (int epoch = first_epoch; epoch < o.epochs && !stop_training; ++epoch) {
     reset_metrics();
     callbacks.on_epoch_begin(epoch, {});
     std::vector<int64_t> order(static_cast<size_t>(n));
@@ -397,6 +404,8 @@ Logs Model::test_on_batch(const TensorList& x, const TensorList& y, const Tensor
   test_step(x, y, sw);
   return collect_metrics();
 }
+
+const TensorList& Model::last_train_x() const { return train_->last_train_x; }
 
 Tensor Model::predict_on_batch(const Tensor& x) { return predict_on_batch(TensorList{x})[0]; }
 

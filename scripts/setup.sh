@@ -10,7 +10,7 @@ packages=(
   build-essential cmake ccache pkg-config
   libdnnl-dev libhdf5-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist libstb-dev python3 python3-pip
 )
 bench_packages=(python3-torch python3-numpy libopenblas0-openmp)
 
@@ -30,8 +30,18 @@ missing=()
 for p in "${packages[@]}"; do
   installed "$p" || missing+=("$p")
 done
+
+# The TensorBoard reader test checks our event files with the real tensorboard package (a test
+# reference only, never a runtime dependency). Without it that test skips with a message.
+install_test_references() {
+  /usr/bin/python3 -c "import tensorboard" 2>/dev/null && return 0
+  PIP_BREAK_SYSTEM_PACKAGES=1 /usr/bin/python3 -m pip install --quiet --user tensorboard ||
+    echo "setup.sh: warning: tensorboard not installed; the TensorBoard reader test will skip"
+}
+
 if ((${#missing[@]} == 0)); then
   echo "setup.sh: all ${#packages[@]} packages present"
+  install_test_references
   exit 0
 fi
 
@@ -54,3 +64,4 @@ if ! "${apt[@]}" install -y --no-install-recommends "${missing[@]}"; then
   "${apt[@]}" update
   "${apt[@]}" install -y --no-install-recommends "${missing[@]}"
 fi
+install_test_references

@@ -49,6 +49,12 @@ struct TimingOptions {
 // Returns the process exit code.
 int run_worker(const Workload& workload, const TimingOptions& timing);
 
+// The hidden `--breakdown STEPS` mode: mean wall and CPU milliseconds of each phase of a
+// training step (forward, loss, backward, optimizer, metrics, as Model::train_step runs them),
+// then of whole train_on_batch and predict_on_batch calls, in this process. For finding where
+// a step's time goes; run it under `perf record` for the kernels.
+int run_breakdown(const Workload& workload, int steps);
+
 // Attainable FP32 FMA throughput with `threads` threads (best of a few short runs), in
 // GFLOP/s; `isa` receives "avx512", "avx2" or "none" (0 is returned for "none").
 double measure_fma_peak_gflops(int threads, double seconds, std::string& isa);

@@ -4,8 +4,9 @@
 // time, so the default build needs no -march flag.
 #include <immintrin.h>
 
+#include <time.h>
+
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <latch>
 #include <thread>
@@ -50,22 +51,32 @@ __attribute__((target("avx2,fma"), noinline)) float fma_chains_avx2(long iterati
 
 using Kernel = float (*)(long, float);
 
-// Wall seconds for `threads` threads, released together, each running `iterations`.
+// CPU seconds of the calling thread: unlike wall time, it does not count the time the thread
+// sat descheduled, so a busy machine does not make the peak look lower than the cores are.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Runs `iterations` on each of `threads` threads, released together; returns the sum over the
+// threads of iterations per CPU second of that thread.
 double run_threads(Kernel kernel, int threads, long iterations, float& sink) {
   std::vector<float> results(static_cast<size_t>(threads));
-  std::latch start(threads + 1);
+  std::vector<double> rates(static_cast<size_t>(threads));
+  std::latch start(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       start.arrive_and_wait();
+      double c0 = thread_cpu_seconds();
       results[static_cast<size_t>(t)] = kernel(iterations, 0.5f + static_cast<float>(t));
+      rates[static_cast<size_t>(t)] = static_cast<double>(iterations) / std::max(thread_cpu_seconds() - c0, 1e-9);
     });
-  start.arrive_and_wait();
-  auto t0 = std::chrono::steady_clock::now();
   for (auto& th : pool) th.join();
-  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (float r : results) sink += r;
-  return elapsed;
+  double total = 0;
+  for (size_t t = 0; t < results.size(); ++t) sink += results[t], total += rates[t];
+  return total;
 }
 
 }  // namespace
@@ -83,16 +94,13 @@ double measure_fma_peak_gflops(int threads, double seconds, std::string& isa) {
     return 0;
   }
   float sink = 0;
-  long iterations = 1 << 14;
-  while (run_threads(kernel, 1, iterations, sink) < 0.02) iterations *= 2;
-  iterations = static_cast<long>(static_cast<double>(iterations) * seconds /
-                                 std::max(run_threads(kernel, 1, iterations, sink), 1e-4));
-  // The best of a few runs is the one least disturbed by other processes on a shared machine.
+  // Iterations for about `seconds` of CPU per thread, from a short single-thread probe.
+  const long probe = 1 << 16;
+  long iterations = std::max(probe, static_cast<long>(seconds * run_threads(kernel, 1, probe, sink)));
+  // The best of a few runs is the one least disturbed (SMT siblings, frequency dips).
   double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    double s = run_threads(kernel, threads, iterations, sink);
-    best = std::max(best, flops_per_iteration * static_cast<double>(iterations) * threads / s / 1e9);
-  }
+  for (int rep = 0; rep < 5; ++rep)
+    best = std::max(best, flops_per_iteration * run_threads(kernel, threads, iterations, sink) / 1e9);
   // Keeps the chains observable so the compiler cannot drop them.
   if (sink == 12345.678f) std::fprintf(stderr, "(checksum)\n");
   return best;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,21 +43,28 @@ struct Options {
   bench::TimingOptions timing;
   std::string bench_dir = default_bench_dir();
   std::string python = "/usr/bin/python3";
-  std::string config = "tuned";
+  std::string config = "auto";  // tuned where the CPU has AVX-512, else openblas + tuned malloc
+  std::string wait_policy;       // OMP_WAIT_POLICY for both sides; empty = inherited
   std::string side = "both";  // both | ours | torch
   double peak_seconds = 0.3;
   bool worker = false;
+  int breakdown_steps = 0;
 };
 
 const char* kUsage =
     "usage: benchmark [--workload mlp|cnn|resnet] [--rounds N] [--threads N] [--repeats N]\n"
     "                 [--warmup N] [--min-time S] [--bench-dir DIR] [--python PATH]\n"
     "                 [--config stock|openblas|openblas-skx|tuned] [--side both|ours|torch]\n"
-    "                 [--peak-seconds S]\n"
+    "                 [--omp-wait-policy passive|active] [--peak-seconds S]\n"
+    "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step, ours only)\n"
     "Runs our framework and PyTorch (torch_bench.py) interleaved, --rounds times each, and\n"
     "reports medians, ratios ours/torch, train GFLOP/s against the measured FMA peak and each\n"
     "side's peak RSS. --repeats/--warmup/--min-time are passed to both sides (torch_bench's\n"
-    "defaults: 5, 10, 2.0). Default bench dir: " ;
+    "defaults: 5, 10, 2.0). --config auto = tuned where the CPU has AVX-512 (tuned forces\n"
+    "OpenBLAS's SKYLAKEX kernels, which die with SIGILL elsewhere), else openblas with tuned's\n"
+    "malloc settings. --omp-wait-policy sets OMP_WAIT_POLICY for BOTH sides: on a machine shared\n"
+    "with other work, libgomp's default spin-waiting makes both sides' figures mostly\n"
+    "scheduler noise; passive makes them meaningful. Default bench dir: ";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr, "benchmark: %s\n%s%s\n", message.c_str(), kUsage, default_bench_dir().c_str());
@@ -88,14 +96,25 @@ Options parse(int argc, char** argv) {
     else if (a == "--python") o.python = value(i);
     else if (a == "--config") o.config = value(i);
     else if (a == "--side") o.side = value(i);
+    else if (a == "--omp-wait-policy") o.wait_policy = value(i);
     else if (a == "--peak-seconds") o.peak_seconds = number(i, 0.01);
     else if (a == "--worker") o.worker = true;
+    else if (a == "--breakdown") o.breakdown_steps = static_cast<int>(number(i, 1));
     else if (a == "-h" || a == "--help") std::printf("%s%s\n", kUsage, default_bench_dir().c_str()), std::exit(0);
     else usage_error("unknown argument '" + a + "'");
   }
   if (o.side != "both" && o.side != "ours" && o.side != "torch") usage_error("--side: expected both, ours or torch, got '" + o.side + "'");
+  if (!o.wait_policy.empty() && o.wait_policy != "passive" && o.wait_policy != "active")
+    usage_error("--omp-wait-policy: expected passive or active, got '" + o.wait_policy + "'");
+  if (o.config == "auto") {
+    __builtin_cpu_init();
+    o.config = __builtin_cpu_supports("avx512f") ? "tuned" : "openblas+malloc";
+  }
   return o;
 }
+
+// with_config.sh's malloc settings of "tuned" (large blocks kept instead of returned).
+constexpr const char* kTunedMalloc = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296";
 
 struct ChildResult {
   int status = 0;
@@ -168,7 +187,9 @@ Sample run_ours(const Options& o) {
                                    "--repeats", std::to_string(o.timing.repeats), "--warmup",
                                    std::to_string(o.timing.warmup), "--min-time", std::to_string(o.timing.min_time)};
   std::string t = std::to_string(o.threads);
-  ChildResult r = run_child(args, {{"KERAS_NUM_THREADS", t}, {"OMP_NUM_THREADS", t}});
+  std::vector<std::pair<std::string, std::string>> env = {{"KERAS_NUM_THREADS", t}, {"OMP_NUM_THREADS", t}};
+  if (!o.wait_policy.empty()) env.emplace_back("OMP_WAIT_POLICY", o.wait_policy);
+  ChildResult r = run_child(args, env);
   check_exit(r, "our worker", "Run it alone with --worker to see why.");
   json j = last_json_line(r.out, "our worker");
   return {j["train"]["samples_per_s_median"], j["infer"]["samples_per_s_median"], j["peak_rss_mib"]};
@@ -176,13 +197,21 @@ Sample run_ours(const Options& o) {
 
 Sample run_torch(const Options& o, double peak_gflops) {
   fs::path dir(o.bench_dir);
-  std::vector<std::string> args = {(dir / "with_config.sh").string(), o.config, o.python,
+  // "openblas+malloc": the tuned config minus the AVX-512 core type, for CPUs without AVX-512.
+  const bool plus_malloc = o.config == "openblas+malloc";
+  std::vector<std::string> args = {(dir / "with_config.sh").string(), plus_malloc ? "openblas" : o.config, o.python,
                                    (dir / "torch_bench.py").string(), "--workload", o.workload,
                                    "--threads", std::to_string(o.threads), "--repeats", std::to_string(o.timing.repeats),
                                    "--warmup", std::to_string(o.timing.warmup), "--min-time",
                                    std::to_string(o.timing.min_time)};
   if (peak_gflops > 0) args.insert(args.end(), {"--peak-gflops", std::to_string(peak_gflops)});
-  ChildResult r = run_child(args, {});
+  std::vector<std::pair<std::string, std::string>> env;
+  if (plus_malloc) env.emplace_back("GLIBC_TUNABLES", kTunedMalloc);
+  if (!o.wait_policy.empty()) env.emplace_back("OMP_WAIT_POLICY", o.wait_policy);
+  ChildResult r = run_child(args, env);
+  if (WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGILL)
+    throw std::runtime_error("torch_bench.py (" + o.config + "): illegal instruction. The tuned and openblas-skx configs "
+                             "need AVX-512 (OPENBLAS_CORETYPE=SKYLAKEX); use --config auto or openblas.");
   check_exit(r, "torch_bench.py (" + o.config + ")",
              "Needs " + o.python + " with torch: apt-get install -y python3-torch python3-numpy libopenblas0-openmp; "
              "or point --bench-dir at shared/bench.");
@@ -219,6 +248,12 @@ struct Side {
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
+// The 1-minute load average: how much other work competes for the cores during the run.
+double load_average() {
+  double l[1] = {0};
+  return getloadavg(l, 1) == 1 ? l[0] : -1;
+}
+
 int run_driver(const Options& o, const bench::Workload& w) {
   std::string isa;
   double peak = bench::measure_fma_peak_gflops(o.threads, o.peak_seconds, isa);
@@ -226,8 +261,17 @@ int run_driver(const Options& o, const bench::Workload& w) {
   std::printf("workload %s: %s | input %s | batch %lld | %s | cross-entropy on logits\n", w.name.c_str(),
               w.description.c_str(), keras::shape_str(w.input).c_str(), static_cast<long long>(w.batch),
               w.optimizer.c_str());
-  std::printf("train %.2f MFLOP/sample | %d threads per side | FMA peak %.1f GFLOP/s (%s, %d threads) | torch config %s\n\n",
-              train_flops / 1e6, o.threads, peak, isa.c_str(), o.threads, o.config.c_str());
+  const double load_before = load_average();
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const std::string policy = o.wait_policy.empty() ? "inherited" : o.wait_policy;
+  std::printf("train %.2f MFLOP/sample | %d threads per side | FMA peak %.1f GFLOP/s (%s, %d threads)\n", train_flops / 1e6,
+              o.threads, peak, isa.c_str(), o.threads);
+  std::printf("torch config %s | OMP_WAIT_POLICY %s | load average %.2f on %ld cores\n", o.config.c_str(),
+              policy.c_str(), load_before, cores);
+  if (o.wait_policy.empty() && load_before > static_cast<double>(cores))
+    std::printf("note: the machine is busy; OpenMP spin-waiting makes both sides slow and noisy here. "
+                "--omp-wait-policy passive gives figures closer to an idle machine's.\n");
+  std::printf("\n");
   std::printf("%-6s %-6s %16s %16s %14s\n", "round", "side", "train samples/s", "infer samples/s", "peak RSS MiB");
   std::fflush(stdout);
 
@@ -242,7 +286,11 @@ int run_driver(const Options& o, const bench::Workload& w) {
     }
   }
 
-  std::printf("\n%-14s %16s %16s %12s %10s %14s\n", "median", "train samples/s", "infer samples/s", "train GFLOP/s",
+  // The best of two peak measurements, the least disturbed one (the machine may be shared).
+  std::string isa_end;
+  peak = std::max(peak, bench::measure_fma_peak_gflops(o.threads, o.peak_seconds, isa_end));
+  std::printf("\nFMA peak (best of start and end) %.1f GFLOP/s; load average now %.2f\n", peak, load_average());
+  std::printf("%-14s %16s %16s %12s %10s %14s\n", "median", "train samples/s", "infer samples/s", "train GFLOP/s",
               "% of peak", "peak RSS MiB");
   json sides;
   for (const Side* s : {&ours, &torch}) {
@@ -267,8 +315,21 @@ int run_driver(const Options& o, const bench::Workload& w) {
               {"torch_config", o.config},
               {"train_flops_per_sample", train_flops},
               {"fma_peak_gflops", peak},
-              {"fma_isa", isa}};
+              {"fma_isa", isa},
+              {"omp_wait_policy", policy},
+              {"load_average_start", load_before},
+              {"load_average_end", load_average()}};
   for (const auto& [name, v] : sides.items()) out[name] = v;
+  // Rounds that disagree wildly mean the figures measure the scheduler more than the code.
+  for (const Side* s : {&ours, &torch}) {
+    std::vector<double> t = s->collect(&Sample::train);
+    if (t.size() < 2) continue;
+    auto [lo, hi] = std::minmax_element(t.begin(), t.end());
+    if (*hi > 1.5 * *lo)
+      std::printf("warning: %s's train rounds range %.0f..%.0f samples/s (> 1.5x apart): the machine is busy%s\n",
+                  s->name.c_str(), *lo, *hi,
+                  o.wait_policy.empty() ? "; try --omp-wait-policy passive (OpenMP spin-waiting under contention)" : "");
+  }
   if (ours.enabled && torch.enabled) {
     double rt = ratio(ours.train(), torch.train()), ri = ratio(ours.infer(), torch.infer());
     std::printf("%-14s %16.3f %16.3f\n", "ours/torch", rt, ri);
@@ -286,6 +347,7 @@ int main(int argc, char** argv) {
   try {
     const bench::Workload& w = bench::find_workload(o.workload);
     if (o.worker) return bench::run_worker(w, o.timing);
+    if (o.breakdown_steps > 0) return bench::run_breakdown(w, o.breakdown_steps);
     return run_driver(o, w);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "benchmark: %s\n", e.what());

@@ -1,5 +1,6 @@
 // The workload table and the worker that times our framework on one workload.
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -143,11 +144,11 @@ const Workload& find_workload(const std::string& name) {
   for (const Workload& w : workloads()) {
     if (w.name != name) continue;
     if (!w.build)
-      throw std::invalid_argument("benchmark --workload: expected an implemented workload (" + implemented +
+      throw std::invalid_argument("--workload: expected an implemented workload (" + implemented +
                                   "), got '" + name + "'. Its model is not built on our side yet.");
     return w;
   }
-  throw std::invalid_argument("benchmark --workload: expected one of " + known + ", got '" + name + "'.");
+  throw std::invalid_argument("--workload: expected one of " + known + ", got '" + name + "'.");
 }
 
 int run_worker(const Workload& w, const TimingOptions& timing) {
@@ -164,6 +165,69 @@ int run_worker(const Workload& w, const TimingOptions& timing) {
   out["peak_rss_mib"] = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
   std::printf("%s\n", out.dump().c_str());
   std::fflush(stdout);
+  return 0;
+}
+
+int run_breakdown(const Workload& w, int steps) {
+  k::utils::set_random_seed(0);
+  std::shared_ptr<k::Model> model = w.build();
+  std::vector<Batch> pool = make_pool(w);
+  for (int i = 0; i < 5; ++i) model->train_on_batch(pool[static_cast<size_t>(i) % pool.size()].x, pool[0].y);
+
+  // Wall and process-CPU time of each phase; CPU above wall x threads means spinning threads.
+  struct Phase {
+    const char* name;
+    double wall = 0, cpu = 0;
+  };
+  std::vector<Phase> phases = {{"forward"}, {"loss"}, {"backward"}, {"optimizer"}, {"metrics"}, {"train_on_batch"}, {"predict_on_batch"}};
+  auto cpu_now = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  };
+  auto timed_phase = [&](size_t p, auto&& f) {
+    auto w0 = Clock::now();
+    double c0 = cpu_now();
+    f();
+    phases[p].wall += seconds_since(w0);
+    phases[p].cpu += cpu_now() - c0;
+  };
+  // The phases of Model::train_step (keras/trainer.cpp), through the public API.
+  for (int s = 0; s < steps; ++s) {
+    const Batch& b = pool[static_cast<size_t>(s) % pool.size()];
+    std::vector<k::Variable> vars = model->trainable_weights();
+    k::TensorList sources;
+    for (const auto& v : vars) sources.push_back(v.value());
+    k::Tensor y_pred, loss;
+    k::TensorList grads;
+    {
+      k::GradientTape tape;
+      timed_phase(0, [&] { y_pred = (*model)(b.x, k::CallArgs{.training = true}); });
+      timed_phase(1, [&] {
+        loss = (*model->loss())(b.y, y_pred);
+        for (const auto& r : model->regularization_losses()) loss = k::ops::add(loss, r);
+      });
+      timed_phase(2, [&] { grads = tape.gradient(loss, sources); });
+    }
+    timed_phase(3, [&] { model->optimizer()->apply(grads, vars); });
+    timed_phase(4, [&] {
+      k::NoGradGuard no_grad;
+      for (const auto& m : model->metrics()) m->update_state(b.y, y_pred.detach());
+    });
+  }
+  for (int s = 0; s < steps; ++s) {
+    const Batch& b = pool[static_cast<size_t>(s) % pool.size()];
+    timed_phase(5, [&] { model->train_on_batch(b.x, b.y); });
+  }
+  for (int s = 0; s < steps; ++s) timed_phase(6, [&] { model->predict_on_batch(pool[static_cast<size_t>(s) % pool.size()].x); });
+
+  std::printf("workload %s, batch %lld, %d threads, %d steps: mean ms per step\n", w.name.c_str(),
+              static_cast<long long>(w.batch), k::num_threads(), steps);
+  std::printf("%-18s %10s %10s\n", "phase", "wall ms", "cpu ms");
+  for (const Phase& p : phases) {
+    if (std::string(p.name) == "train_on_batch") std::printf("%-18s %10s %10s\n", "--", "", "");
+    std::printf("%-18s %10.3f %10.3f\n", p.name, 1e3 * p.wall / steps, 1e3 * p.cpu / steps);
+  }
   return 0;
 }
 

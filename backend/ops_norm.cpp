@@ -1,0 +1,144 @@
+// Normalization ops: batch normalization with batch statistics as a registered op (CPU kernels:
+// backend/cpu/norm_kernels.cpp); batch normalization with given statistics and layer
+// normalization as compositions of keras::ops (their gradients come from those ops).
+//
+//   batch_norm_train(x, gamma, beta) -> (y, mean, var)       attr epsilon
+//   batch_norm_train_grad(grad, x, gamma, mean, var) -> (dx, dgamma, dbeta)
+//   batch_moments(x) -> (mean, var)                         per-channel, biased, no gradient
+//   batch_norm_inference(x, mean, var, gamma, beta) -> y      attr epsilon; one pass over x,
+//       gradient composed of keras::ops
+// batch_norm_train saves only its inputs: its backward recomputes the moments (one cheap pass
+// over x) rather than keeping y alive until the backward, which would cost one activation per
+// BatchNormalization layer.
+#include "backend/autodiff.h"
+#include "backend/ops_nn.h"
+
+namespace keras {
+namespace {
+
+void check_channels(const std::string& where, const TensorSpec& x, const TensorSpec& v, const char* what) {
+  const int64_t C = x.shape.empty() ? 1 : x.shape.back();
+  if (v.shape != Shape{C})
+    fail<ShapeError>(where, std::string(what) + " of shape (" + std::to_string(C) + ",) for input " + shape_str(x.shape),
+                     shape_str(v.shape));
+  if (v.dtype != x.dtype) fail<TypeError>(where, std::string(what) + " of dtype " + dtype_name(x.dtype), dtype_name(v.dtype));
+}
+
+void check_input(const std::string& where, const TensorSpec& x) {
+  if (!is_floating(x.dtype)) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype), "Cast the tensor first.");
+  if (x.shape.empty()) fail<ShapeError>(where, "an input of rank >= 1 (..., channels)", "a scalar");
+}
+
+}  // namespace
+
+KERAS_REGISTER_OP(batch_norm_train) {
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
+    const std::string where = "op 'batch_norm_train'";
+    if (in.size() != 3) fail<ValueError>(where, "3 inputs (x, gamma, beta)", std::to_string(in.size()) + " inputs");
+    check_input(where, in[0]);
+    check_channels(where, in[0], in[1], "gamma");
+    check_channels(where, in[0], in[2], "beta");
+    if (!(a.get_float("epsilon") > 0)) fail<ValueError>(where, "epsilon > 0", std::to_string(a.get_float("epsilon")));
+    if (shape_numel(in[0].shape) / in[0].shape.back() < 1)
+      fail<ShapeError>(where, "at least one element per channel", shape_str(in[0].shape));
+    return std::vector<TensorSpec>{in[0], in[1], in[1]};
+  };
+  def.save = SaveInputs;
+  def.grad = [](const GradContext& g) {
+    static const OpDef& grad_op = OpRegistry::instance().find("batch_norm_train_grad");
+    static const OpDef& moments = OpRegistry::instance().find("batch_moments");
+    // The gradients reaching mean and var are dropped: they are statistics for the moving
+    // averages, never part of a loss (documented in ops_nn.h).
+    TensorList mv = run_op(moments, {g.input(0)});
+    return run_op(grad_op, {g.grad_outputs[0], g.input(0), g.input(1), mv[0], mv[1]}, g.attrs);
+  };
+}
+
+KERAS_REGISTER_OP(batch_norm_train_grad) {
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs&) {
+    const std::string where = "op 'batch_norm_train_grad'";
+    if (in.size() != 5)
+      fail<ValueError>(where, "5 inputs (grad, x, gamma, mean, var)", std::to_string(in.size()) + " inputs");
+    check_input(where, in[1]);
+    if (in[0].shape != in[1].shape || in[0].dtype != in[1].dtype)
+      fail<ShapeError>(where, "a gradient like x " + shape_str(in[1].shape), shape_str(in[0].shape));
+    for (int i = 2; i < 5; ++i) check_channels(where, in[1], in[i], i == 2 ? "gamma" : i == 3 ? "mean" : "var");
+    return std::vector<TensorSpec>{in[1], in[2], in[2]};
+  };
+}
+
+KERAS_REGISTER_OP(batch_moments) {
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs&) {
+    const std::string where = "op 'batch_moments'";
+    if (in.size() != 1) fail<ValueError>(where, "1 input", std::to_string(in.size()) + " inputs");
+    check_input(where, in[0]);
+    TensorSpec c{{in[0].shape.back()}, in[0].dtype};
+    return std::vector<TensorSpec>{c, c};
+  };
+}
+
+// y = x * a + (beta - mean * a) with a = gamma / sqrt(var + eps), per channel.
+KERAS_REGISTER_OP(batch_norm_inference) {
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs&) {
+    const std::string where = "op 'batch_norm_inference'";
+    if (in.size() != 5) fail<ValueError>(where, "5 inputs (x, mean, var, gamma, beta)", std::to_string(in.size()) + " inputs");
+    check_input(where, in[0]);
+    const char* names[] = {"", "mean", "var", "gamma", "beta"};
+    for (int i = 1; i < 5; ++i) check_channels(where, in[0], in[i], names[i]);
+    return std::vector<TensorSpec>{in[0]};
+  };
+  def.save = SaveInputs;
+  def.grad = [](const GradContext& g) {
+    const Tensor &gy = g.grad_outputs[0], &x = g.input(0), &mean = g.input(1), &var = g.input(2), &gamma = g.input(3);
+    const double eps = g.attrs.get_float("epsilon");
+    std::vector<int64_t> axes;
+    for (int64_t i = 0; i + 1 < x.rank(); ++i) axes.push_back(i);
+    Tensor rstd = ops::divide(Tensor::scalar(1.0, x.dtype(), x.device()), ops::sqrt(ops::add(var, eps)));
+    Tensor a = ops::multiply(gamma, rstd);
+    TensorList grads(5);
+    if (g.needs_grad[0]) grads[0] = ops::multiply(gy, a);
+    Tensor dbeta = (g.needs_grad[1] || g.needs_grad[4]) ? ops::sum(gy, axes) : Tensor();
+    if (g.needs_grad[4]) grads[4] = dbeta;
+    if (g.needs_grad[1]) grads[1] = ops::negative(ops::multiply(dbeta, a));
+    if (g.needs_grad[2] || g.needs_grad[3]) {
+      Tensor gc = ops::sum(ops::multiply(gy, ops::subtract(x, mean)), axes);  // sum g * (x - mean)
+      if (g.needs_grad[3]) grads[3] = ops::multiply(gc, rstd);
+      if (g.needs_grad[2]) grads[2] = ops::multiply(ops::multiply(gc, gamma), ops::multiply(ops::pow(rstd, 3.0), -0.5));
+    }
+    return grads;
+  };
+}
+
+namespace ops {
+namespace {
+Tensor or_filled(const Tensor& v, const Tensor& x, double value) {
+  if (v.defined()) return v;
+  return Tensor::full({x.rank() == 0 ? 1 : x.shape().back()}, value, x.dtype(), x.device());
+}
+}  // namespace
+
+BatchNormOutputs batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
+  static const OpDef& def = OpRegistry::instance().find("batch_norm_train");
+  TensorList out = run_op(def, {x, or_filled(gamma, x, 1.0), or_filled(beta, x, 0.0)}, Attrs{{"epsilon", epsilon}});
+  return {out[0], out[1].detach(), out[2].detach()};
+}
+
+Tensor batch_norm_inference(const Tensor& x, const Tensor& mean, const Tensor& variance, const Tensor& gamma,
+                            const Tensor& beta, double epsilon) {
+  static const OpDef& def = OpRegistry::instance().find("batch_norm_inference");
+  return run_op1(def, {x, mean, variance, or_filled(gamma, x, 1.0), or_filled(beta, x, 0.0)}, Attrs{{"epsilon", epsilon}});
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
+  if (x.rank() < 1) fail<ShapeError>("keras::ops::layer_norm", "an input of rank >= 1", "a scalar");
+  Tensor mu = mean(x, {-1}, true);
+  Tensor centered = subtract(x, mu);
+  Tensor var = mean(square(centered), {-1}, true);
+  Tensor y = multiply(centered, divide(Tensor::scalar(1.0, x.dtype(), x.device()), sqrt(add(var, epsilon))));
+  if (gamma.defined()) y = multiply(y, gamma);
+  if (beta.defined()) y = add(y, beta);
+  return y;
+}
+
+}  // namespace ops
+}  // namespace keras

@@ -1,0 +1,134 @@
+// Spatial ops on NHWC images: bilinear resizing (a registered op, CPU kernels in
+// backend/cpu/resize_kernels.cpp), and nearest upsampling, zero padding, cropping and spatial
+// dropout as compositions of keras::ops.
+//
+//   resize_bilinear(x) -> y           attr size (out_h, out_w)
+//   resize_bilinear_grad(grad) -> dx  attrs size, input_shape
+#include "backend/ops_nn.h"
+
+namespace keras {
+namespace {
+
+void check_image(const std::string& where, const TensorSpec& x) {
+  if (!is_floating(x.dtype)) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype), "Cast the tensor first.");
+  if (x.shape.size() != 4)
+    fail<ShapeError>(where, "an input of rank 4 (batch, height, width, channels)", "shape " + shape_str(x.shape));
+}
+
+ops::Size2 out_size(const Attrs& a, const std::string& where) {
+  const auto& s = a.get_ints("size");
+  if (s.size() != 2 || s[0] < 1 || s[1] < 1) fail<ValueError>(where, "attr size of 2 positive extents", a.str());
+  return {s[0], s[1]};
+}
+
+}  // namespace
+
+KERAS_REGISTER_OP(resize_bilinear) {
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
+    const std::string where = "op 'resize_bilinear'";
+    if (in.size() != 1) fail<ValueError>(where, "1 input", std::to_string(in.size()) + " inputs");
+    check_image(where, in[0]);
+    auto s = out_size(a, where);
+    return std::vector<TensorSpec>{{{in[0].shape[0], s[0], s[1], in[0].shape[3]}, in[0].dtype}};
+  };
+  def.grad = [](const GradContext& g) {
+    static const OpDef& grad_op = OpRegistry::instance().find("resize_bilinear_grad");
+    Attrs a = g.attrs;
+    a.set("input_shape", std::vector<int64_t>(g.input_specs[0].shape.begin(), g.input_specs[0].shape.end()));
+    return TensorList{run_op1(grad_op, {g.grad_outputs[0]}, a)};
+  };
+}
+
+// Linear in grad; its adjoint is the forward resize, so it has a gradient too.
+KERAS_REGISTER_OP(resize_bilinear_grad) {
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
+    const std::string where = "op 'resize_bilinear_grad'";
+    if (in.size() != 1) fail<ValueError>(where, "1 input", std::to_string(in.size()) + " inputs");
+    check_image(where, in[0]);
+    auto s = out_size(a, where);
+    const auto& is = a.get_ints("input_shape");
+    Shape input(is.begin(), is.end());
+    if (input.size() != 4 || in[0].shape != Shape{input[0], s[0], s[1], input[3]})
+      fail<ShapeError>(where, "a gradient of the resized shape of " + shape_str(input), shape_str(in[0].shape));
+    return std::vector<TensorSpec>{{input, in[0].dtype}};
+  };
+  def.grad = [](const GradContext& g) {
+    static const OpDef& fwd = OpRegistry::instance().find("resize_bilinear");
+    return TensorList{run_op1(fwd, {g.grad_outputs[0]}, Attrs{{"size", g.attrs.get_ints("size")}})};
+  };
+}
+
+namespace ops {
+
+Tensor upsample_nearest2d(const Tensor& x, Size2 size) {
+  const std::string where = "keras::ops::upsample_nearest2d";
+  check_image(where, {x.shape(), x.dtype()});
+  if (size[0] < 1 || size[1] < 1)
+    fail<ValueError>(where, "positive factors", "(" + std::to_string(size[0]) + ", " + std::to_string(size[1]) + ")");
+  const Shape& s = x.shape();
+  if (size[0] == 1 && size[1] == 1) return x;
+  // (N, H, 1, W, 1, C) broadcast to (N, H, sh, W, sw, C): each pixel repeated, and the gradient
+  // of broadcasting sums each block back.
+  Tensor e = reshape(x, {s[0], s[1], 1, s[2], 1, s[3]});
+  Tensor b = broadcast_to(e, {s[0], s[1], size[0], s[2], size[1], s[3]});
+  return reshape(b, {s[0], s[1] * size[0], s[2] * size[1], s[3]});
+}
+
+Tensor resize_bilinear2d(const Tensor& x, Size2 out) {
+  static const OpDef& def = OpRegistry::instance().find("resize_bilinear");
+  return run_op1(def, {x}, Attrs{{"size", std::vector<int64_t>{out[0], out[1]}}});
+}
+
+Tensor zero_pad2d(const Tensor& x, std::array<Size2, 2> padding) {
+  const std::string where = "keras::ops::zero_pad2d";
+  check_image(where, {x.shape(), x.dtype()});
+  for (const auto& p : padding)
+    if (p[0] < 0 || p[1] < 0) fail<ValueError>(where, "non-negative padding", std::to_string(p[0]) + ", " + std::to_string(p[1]));
+  Tensor y = x;
+  for (int axis = 1; axis <= 2; ++axis) {
+    const Size2& p = padding[axis - 1];
+    if (p[0] == 0 && p[1] == 0) continue;
+    TensorList parts;
+    Shape edge = y.shape();
+    if (p[0] > 0) edge[axis] = p[0], parts.push_back(Tensor::zeros(edge, x.dtype(), x.device()));
+    parts.push_back(y);
+    if (p[1] > 0) edge[axis] = p[1], parts.push_back(Tensor::zeros(edge, x.dtype(), x.device()));
+    y = concatenate(parts, axis);
+  }
+  return y;
+}
+
+Tensor crop2d(const Tensor& x, std::array<Size2, 2> cropping) {
+  const std::string where = "keras::ops::crop2d";
+  if (x.rank() != 4)
+    fail<ShapeError>(where, "an input of rank 4 (batch, height, width, channels)", "shape " + shape_str(x.shape()));
+  const Shape& s = x.shape();
+  for (int i = 0; i < 2; ++i) {
+    if (cropping[i][0] < 0 || cropping[i][1] < 0)
+      fail<ValueError>(where, "non-negative cropping", std::to_string(cropping[i][0]) + ", " + std::to_string(cropping[i][1]));
+    if (cropping[i][0] + cropping[i][1] >= s[i + 1])
+      fail<ShapeError>(where, "cropping that leaves at least one row and column",
+                       "cropping ((" + std::to_string(cropping[0][0]) + ", " + std::to_string(cropping[0][1]) + "), (" +
+                           std::to_string(cropping[1][0]) + ", " + std::to_string(cropping[1][1]) + ")) of input " +
+                           shape_str(s));
+  }
+  return slice(x, {0, cropping[0][0], cropping[1][0], 0},
+               {s[0], s[1] - cropping[0][0] - cropping[0][1], s[2] - cropping[1][0] - cropping[1][1], s[3]});
+}
+
+Tensor spatial_dropout(const Tensor& x, double rate, Generator& gen) {
+  const std::string where = "keras::ops::spatial_dropout";
+  if (!(rate >= 0.0 && rate < 1.0)) fail<ValueError>(where, "a rate in [0, 1)", std::to_string(rate));
+  if (x.rank() < 2) fail<ShapeError>(where, "an input of rank >= 2 (batch, ..., channels)", "shape " + shape_str(x.shape()));
+  if (!is_floating(x.dtype())) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype()));
+  if (rate == 0.0) return x;
+  Shape mask_shape(x.rank(), 1);
+  mask_shape.front() = x.shape().front();
+  mask_shape.back() = x.shape().back();
+  Tensor u = random::uniform(mask_shape, 0.0, 1.0, gen, x.dtype());
+  Tensor keep = cast(greater_equal(u, Tensor::scalar(rate, x.dtype(), x.device())), x.dtype());
+  return multiply(x, multiply(keep, 1.0 / (1.0 - rate)));
+}
+
+}  // namespace ops
+}  // namespace keras

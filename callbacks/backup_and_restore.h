@@ -1,0 +1,67 @@
+// BackupAndRestore (keras.callbacks.BackupAndRestore): lets a run killed at any moment (even
+// SIGKILL) start again where its last backup left off.
+//
+// A backup is one "generation" in `backup_dir`: weights-<g>.bin (the model, through the
+// injectable saver), optimizer-<g>.bin (Optimizer::variables(): step count, learning rate,
+// slots) and then state.json {"epoch", "batch", "generation", "weights", "optimizer"}, written
+// last and atomically; the previous generation's files are deleted only after that. So
+// state.json always names a complete generation, whenever the process dies.
+// on_train_begin restores from state.json when it exists: weights, optimizer state, and the
+// epoch to resume from (Model::resume_epoch, read by fit after on_train_begin). A run that
+// ends normally deletes backup_dir (delete_checkpoint).
+// Resumption is bit-identical to an unbroken run when the trainer's shuffling depends only on
+// (its seed, epoch) and the layers draw no random numbers of their own (Dropout's stream is
+// not backed up). Batch-level backups (save_freq = N) resume at the start of the epoch they
+// were taken in, with the mid-epoch weights, as Keras does; only "epoch" backups are exact.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "callbacks/model_checkpoint.h"
+#include "keras/callback.h"
+
+namespace keras::callbacks {
+
+using ModelLoadFn = std::function<void(Model& model, const std::string& path)>;
+
+struct BackupAndRestoreOptions {
+  std::string backup_dir;
+  std::variant<std::string, int64_t> save_freq = std::string("epoch");  // "epoch" or every N batches
+  bool delete_checkpoint = true;
+  ModelSaveFn save_weights;  // default: save_weights_file
+  ModelLoadFn load_weights;  // default: load_weights_file
+};
+
+class BackupAndRestoreImpl : public Callback {
+ public:
+  // ValueError for an empty backup_dir or a bad save_freq.
+  explicit BackupAndRestoreImpl(BackupAndRestoreOptions options);
+
+  // Restores when a backup exists. IOError naming the file for a corrupt state.json or
+  // weights files that do not fit the model.
+  void on_train_begin(const Logs& logs) override;
+  void on_epoch_end(int epoch, Logs& logs) override;
+  void on_train_batch_end(int batch, const Logs& logs) override;
+  void on_train_end(const Logs& logs) override;
+
+  // The epoch the last restore resumed from (-1: nothing restored).
+  int restored_epoch() const { return restored_epoch_; }
+  std::string state_path() const;
+
+ private:
+  void backup(int epoch, int batch);
+  BackupAndRestoreOptions options_;
+  int64_t every_ = 0;  // 0: per epoch
+  int current_epoch_ = 0;
+  int last_batch_seen_ = 0;
+  int64_t batches_since_save_ = 0;
+  int64_t generation_ = 0;
+  int restored_epoch_ = -1;
+};
+
+std::shared_ptr<BackupAndRestoreImpl> BackupAndRestore(BackupAndRestoreOptions options);
+
+}  // namespace keras::callbacks

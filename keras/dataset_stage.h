@@ -1,0 +1,56 @@
+// The extension interface of Dataset stages (internal to keras/dataset*.cpp).
+//
+// A Node is an immutable description of one stage; make_iterator starts a pass over it (and,
+// recursively, over its input). An IteratorImpl is used by one thread at a time; a stage that owns
+// threads must stop and join them in its destructor, before its input iterator is destroyed.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "keras/dataset.h"
+
+namespace keras::data::detail {
+
+class Node;
+
+class IteratorImpl {
+ public:
+  virtual ~IteratorImpl() = default;
+  // The next element, nullopt at the end; may throw (the caller then discards the iterator).
+  virtual std::optional<Element> next() = 0;
+  // Iterators that yield rows of a random-access source may instead hand out the index of their
+  // next row (interchangeable with next(): both advance); batch then gathers rows straight into
+  // the batch tensors, with no per-row tensors.
+  virtual const Node* index_source() const { return nullptr; }
+  virtual std::optional<int64_t> next_index() { return std::nullopt; }
+};
+
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  virtual ~Node() = default;
+  virtual std::unique_ptr<IteratorImpl> make_iterator() const = 0;
+  virtual int64_t cardinality() const = 0;
+  virtual std::string name() const = 0;
+  // The input stage, or null for a source.
+  virtual const Node* input() const { return nullptr; }
+  // Random-access sources (in-memory slices, range) hand out element i directly, so that a
+  // shuffle can buffer row indices instead of elements: same order, no per-element buffer.
+  virtual bool random_access() const { return false; }
+  virtual Element at(int64_t i) const { return {}; }
+  // Rows `indices` stacked into one batch element (default: stack of at(i)).
+  virtual Element gather(const std::vector<int64_t>& indices) const;
+};
+
+// Convenience base for stages with one input.
+class UnaryNode : public Node {
+ public:
+  explicit UnaryNode(std::shared_ptr<const Node> input) : input_(std::move(input)) {}
+  const Node* input() const override { return input_.get(); }
+
+ protected:
+  std::shared_ptr<const Node> input_;
+};
+
+}  // namespace keras::data::detail

@@ -1,0 +1,116 @@
+#include "layers/batch_normalization.h"
+
+#include "backend/autodiff.h"
+#include "backend/ops_nn.h"
+#include "layers/layer_config.h"
+#include "layers/layer_registry.h"
+
+namespace keras::layers {
+
+BatchNormalizationImpl::BatchNormalizationImpl(BatchNormalizationOptions options)
+    : Layer(config::base_options(options)), options_(std::move(options)) {
+  if (!(options_.epsilon > 0)) fail<ValueError>(where(), "epsilon > 0", std::to_string(options_.epsilon));
+  if (!(options_.momentum >= 0 && options_.momentum <= 1))
+    fail<ValueError>(where(), "momentum in [0, 1]", std::to_string(options_.momentum));
+  for (const auto* init : {&options_.beta_initializer, &options_.gamma_initializer, &options_.moving_mean_initializer,
+                           &options_.moving_variance_initializer})
+    if (!init->ptr()) fail<ValueError>(where(), "an initializer for every weight", "none");
+  if (!options_.beta_constraint.is_null() || !options_.gamma_constraint.is_null())
+    fail<NotImplementedError>(where(), "no beta/gamma constraint", "a constraint", "Weight constraints are not supported yet.");
+}
+
+void BatchNormalizationImpl::validate_input(const std::vector<Shape>& shapes) const {
+  if (shapes.size() != 1) fail<ShapeError>(where(), "one input", std::to_string(shapes.size()) + " inputs");
+  const Shape& s = shapes[0];
+  if (s.size() < 2) fail<ShapeError>(where(), "an input of rank >= 2 (batch, ..., channels)", "shape " + shape_str(s));
+  int axis = normalize_axis(options_.axis, static_cast<int64_t>(s.size()), where());
+  if (axis != static_cast<int>(s.size()) - 1)
+    fail<NotImplementedError>(where(), "axis -1 (channels last)", "axis " + std::to_string(options_.axis) + " for input " + shape_str(s));
+  if (built()) {
+    int64_t c = build_input_shapes()[0].back();
+    if (s.back() != c)
+      fail<ShapeError>(where(), "input with " + std::to_string(c) + " channels on the last axis", "shape " + shape_str(s),
+                       "The layer was built for inputs of shape " + shape_str(build_input_shapes()[0]) + ".");
+  } else if (s.back() < 1) {
+    fail<ShapeError>(where(), "a known channel axis", "shape " + shape_str(s));
+  }
+}
+
+void BatchNormalizationImpl::build(const std::vector<Shape>& shapes) {
+  const Shape c{shapes[0].back()};
+  if (options_.scale) gamma_ = add_weight("gamma", c, options_.gamma_initializer.ptr(), true, options_.gamma_regularizer.ptr());
+  if (options_.center) beta_ = add_weight("beta", c, options_.beta_initializer.ptr(), true, options_.beta_regularizer.ptr());
+  moving_mean_ = add_weight("moving_mean", c, options_.moving_mean_initializer.ptr(), false);
+  moving_variance_ = add_weight("moving_variance", c, options_.moving_variance_initializer.ptr(), false);
+}
+
+TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallContext& ctx) {
+  const Tensor& x = inputs[0];
+  Tensor gamma = options_.scale ? gamma_.value() : Tensor();
+  Tensor beta = options_.center ? beta_.value() : Tensor();
+  if (ctx.training && trainable()) {
+    auto r = ops::batch_norm_training(x, gamma, beta, options_.epsilon);
+    NoGradGuard no_grad;
+    const double m = options_.momentum;
+    moving_mean_.assign(ops::add(ops::multiply(moving_mean_.value(), m), ops::multiply(r.mean, 1.0 - m)));
+    moving_variance_.assign(ops::add(ops::multiply(moving_variance_.value(), m), ops::multiply(r.variance, 1.0 - m)));
+    return {r.y};
+  }
+  return {ops::batch_norm_inference(x, moving_mean_.value(), moving_variance_.value(), gamma, beta, options_.epsilon)};
+}
+
+std::vector<Shape> BatchNormalizationImpl::compute_output_shape(const std::vector<Shape>& shapes) {
+  validate_input(shapes);
+  return shapes;
+}
+
+json BatchNormalizationImpl::get_config() const {
+  json c = base_config();
+  c["axis"] = options_.axis;
+  c["momentum"] = options_.momentum;
+  c["epsilon"] = options_.epsilon;
+  c["center"] = options_.center;
+  c["scale"] = options_.scale;
+  c["beta_initializer"] = initializers::serialize(options_.beta_initializer.ptr());
+  c["gamma_initializer"] = initializers::serialize(options_.gamma_initializer.ptr());
+  c["moving_mean_initializer"] = initializers::serialize(options_.moving_mean_initializer.ptr());
+  c["moving_variance_initializer"] = initializers::serialize(options_.moving_variance_initializer.ptr());
+  c["beta_regularizer"] = regularizers::serialize(options_.beta_regularizer.ptr());
+  c["gamma_regularizer"] = regularizers::serialize(options_.gamma_regularizer.ptr());
+  c["beta_constraint"] = options_.beta_constraint;
+  c["gamma_constraint"] = options_.gamma_constraint;
+  c["synchronized"] = options_.synchronized;
+  return c;
+}
+
+BatchNormalizationOptions batch_normalization_options_from_config(const json& c) {
+  BatchNormalizationOptions o;
+  config::read_base_keys(c, o);
+  if (c.contains("axis")) {
+    const json& a = c["axis"];
+    if (a.is_number_integer()) o.axis = a.get<int64_t>();
+    else if (a.is_array() && a.size() == 1 && a[0].is_number_integer()) o.axis = a[0].get<int64_t>();
+    else fail<ValueError>("BatchNormalization config 'axis'", "an int or a list of one int", a.dump());
+  }
+  if (c.contains("momentum") && c["momentum"].is_number()) o.momentum = c["momentum"].get<double>();
+  if (c.contains("epsilon") && c["epsilon"].is_number()) o.epsilon = c["epsilon"].get<double>();
+  o.center = c.value("center", true);
+  o.scale = c.value("scale", true);
+  if (c.contains("beta_initializer")) o.beta_initializer = initializers::from_config(c["beta_initializer"]);
+  if (c.contains("gamma_initializer")) o.gamma_initializer = initializers::from_config(c["gamma_initializer"]);
+  if (c.contains("moving_mean_initializer")) o.moving_mean_initializer = initializers::from_config(c["moving_mean_initializer"]);
+  if (c.contains("moving_variance_initializer"))
+    o.moving_variance_initializer = initializers::from_config(c["moving_variance_initializer"]);
+  if (c.contains("beta_regularizer")) o.beta_regularizer = regularizers::from_config(c["beta_regularizer"]);
+  if (c.contains("gamma_regularizer")) o.gamma_regularizer = regularizers::from_config(c["gamma_regularizer"]);
+  o.beta_constraint = c.value("beta_constraint", json(nullptr));
+  o.gamma_constraint = c.value("gamma_constraint", json(nullptr));
+  o.synchronized = c.value("synchronized", false);
+  return o;
+}
+
+KERAS_REGISTER_LAYER(BatchNormalization, [](const json& c) -> LayerPtr {
+  return std::make_shared<BatchNormalizationImpl>(batch_normalization_options_from_config(c));
+});
+
+}  // namespace keras::layers

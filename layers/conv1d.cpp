@@ -1,0 +1,118 @@
+#include "layers/conv1d.h"
+
+#include "backend/ops.h"
+#include "backend/ops_conv.h"
+#include "layers/layer_config.h"
+#include "layers/layer_registry.h"
+
+namespace keras::layers {
+
+Conv1DImpl::Conv1DImpl(Conv1DOptions o) : Layer(config::base_options(o)), options_(std::move(o)) {
+  const Conv1DOptions& op = options_;
+  if (op.filters < 1) fail<ValueError>(where(), "filters >= 1", std::to_string(op.filters));
+  conv::check_options(where(), 1, PairArg(1, op.kernel_size), PairArg(1, op.strides), PairArg(1, op.dilation_rate),
+                      op.padding, op.data_format, true);
+  if (op.groups < 1 || op.filters % op.groups != 0)
+    fail<ValueError>(where(), "groups >= 1 dividing filters (" + std::to_string(op.filters) + ")",
+                     "groups " + std::to_string(op.groups));
+  if (!ops::is_activation(op.activation)) fail<ValueError>(where(), "a known activation", "'" + op.activation + "'");
+  if (!op.kernel_initializer) fail<ValueError>(where(), "a kernel_initializer", "none");
+  if (op.use_bias && !op.bias_initializer) fail<ValueError>(where(), "a bias_initializer", "none");
+  conv::check_no_constraint(where(), op.kernel_constraint);
+  conv::check_no_constraint(where(), op.bias_constraint);
+}
+
+void Conv1DImpl::validate_input(const std::vector<Shape>& shapes) const {
+  Shape in = conv::channels_last_input(where(), shapes, 1, options_.data_format);
+  int64_t c = in.back();
+  if (built()) {
+    int64_t built_c = kernel_.shape()[1] * options_.groups;
+    if (c != built_c)
+      fail<ShapeError>(where(), "an input with " + std::to_string(built_c) + " channels", "shape " + shape_str(shapes[0]),
+                       "The layer was built for inputs of shape " + shape_str(build_input_shapes()[0]) + ".");
+  } else if (c % options_.groups != 0) {
+    fail<ShapeError>(where(), "input channels divisible by groups (" + std::to_string(options_.groups) + ")",
+                     "shape " + shape_str(shapes[0]));
+  }
+  conv::output_extents(where(), in, {options_.kernel_size}, {options_.strides}, {options_.dilation_rate},
+                       options_.padding);
+}
+
+void Conv1DImpl::build(const std::vector<Shape>& shapes) {
+  int64_t c = conv::channels_last_input(where(), shapes, 1, options_.data_format).back();
+  kernel_ = add_weight("kernel", {options_.kernel_size, c / options_.groups, options_.filters},
+                       options_.kernel_initializer.ptr(), true, options_.kernel_regularizer.ptr());
+  if (options_.use_bias)
+    bias_ = add_weight("bias", {options_.filters}, options_.bias_initializer.ptr(), true, options_.bias_regularizer.ptr());
+}
+
+TensorList Conv1DImpl::call(const TensorList& inputs, const CallContext&) {
+  const Conv1DOptions& o = options_;
+  Tensor x = conv::to_channels_last(inputs[0], o.data_format);
+  Tensor y = ops::conv1d(x, kernel_.value(), o.use_bias ? bias_.value() : Tensor(),
+                         ops::Conv1DArgs{.strides = o.strides, .padding = o.padding, .dilation_rate = o.dilation_rate,
+                                         .groups = o.groups, .activation = o.activation});
+  return {conv::from_channels_last(y, o.data_format)};
+}
+
+std::vector<Shape> Conv1DImpl::compute_output_shape(const std::vector<Shape>& shapes) {
+  validate_input(shapes);
+  Shape in = conv::channels_last_input(where(), shapes, 1, options_.data_format);
+  auto l = conv::output_extents(where(), in, {options_.kernel_size}, {options_.strides}, {options_.dilation_rate},
+                                options_.padding);
+  return {conv::to_format({in[0], l[0], options_.filters}, options_.data_format)};
+}
+
+json Conv1DImpl::get_config() const {
+  const Conv1DOptions& o = options_;
+  json c = base_config();
+  c["filters"] = o.filters;
+  c["kernel_size"] = json::array({o.kernel_size});
+  c["strides"] = json::array({o.strides});
+  c["padding"] = o.padding;
+  c["data_format"] = o.data_format;
+  c["dilation_rate"] = json::array({o.dilation_rate});
+  c["groups"] = o.groups;
+  c["activation"] = o.activation;
+  c["use_bias"] = o.use_bias;
+  c["kernel_initializer"] = initializers::serialize(o.kernel_initializer.ptr());
+  c["bias_initializer"] = initializers::serialize(o.bias_initializer.ptr());
+  c["kernel_regularizer"] = regularizers::serialize(o.kernel_regularizer.ptr());
+  c["bias_regularizer"] = regularizers::serialize(o.bias_regularizer.ptr());
+  c["activity_regularizer"] = regularizers::serialize(o.activity_regularizer.ptr());
+  c["kernel_constraint"] = o.kernel_constraint;
+  c["bias_constraint"] = o.bias_constraint;
+  return c;
+}
+
+Conv1DOptions conv1d_options_from_config(const json& c) {
+  const std::string where = "Conv1D config";
+  Conv1DOptions o;
+  config::read_base_keys(c, o);
+  if (!c.contains("filters") || !c["filters"].is_number_integer())
+    fail<ValueError>(where, "an integer 'filters'", c.contains("filters") ? c["filters"].dump() : "none");
+  o.filters = c["filters"].get<int64_t>();
+  if (!c.contains("kernel_size")) fail<ValueError>(where, "a 'kernel_size'", "none");
+  o.kernel_size = conv::int_from_config(c, "kernel_size", 0, where);
+  o.strides = conv::int_from_config(c, "strides", 1, where);
+  o.padding = c.value("padding", std::string("valid"));
+  if (c.contains("data_format") && c["data_format"].is_string()) o.data_format = c["data_format"];
+  o.dilation_rate = conv::int_from_config(c, "dilation_rate", 1, where);
+  o.groups = c.value("groups", int64_t{1});
+  if (c.contains("activation")) o.activation = config::activation_from_config(c["activation"]);
+  o.use_bias = c.value("use_bias", true);
+  if (c.contains("kernel_initializer")) o.kernel_initializer = initializers::from_config(c["kernel_initializer"]);
+  if (c.contains("bias_initializer")) o.bias_initializer = initializers::from_config(c["bias_initializer"]);
+  if (c.contains("kernel_regularizer")) o.kernel_regularizer = regularizers::from_config(c["kernel_regularizer"]);
+  if (c.contains("bias_regularizer")) o.bias_regularizer = regularizers::from_config(c["bias_regularizer"]);
+  if (c.contains("activity_regularizer")) o.activity_regularizer = regularizers::from_config(c["activity_regularizer"]);
+  o.kernel_constraint = c.value("kernel_constraint", json(nullptr));
+  o.bias_constraint = c.value("bias_constraint", json(nullptr));
+  return o;
+}
+
+KERAS_REGISTER_LAYER(Conv1D, [](const json& c) -> LayerPtr {
+  return std::make_shared<Conv1DImpl>(conv1d_options_from_config(c));
+});
+
+}  // namespace keras::layers

@@ -1,0 +1,9 @@
+#include "layers/global_average_pooling2d.h"
+
+#include "layers/layer_registry.h"
+
+namespace keras::layers {
+KERAS_REGISTER_LAYER(GlobalAveragePooling2D, [](const json& c) -> LayerPtr {
+  return std::make_shared<GlobalAveragePooling2DImpl>(global_pooling_options_from_config(c));
+});
+}  // namespace keras::layers

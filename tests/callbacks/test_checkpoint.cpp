@@ -1,0 +1,379 @@
+// Saving during training: the framework's weights file (round trip, corrupt and mismatched
+// files), ModelCheckpoint (file names, best-only, save_freq, atomic saves) and BackupAndRestore
+// (restore in process, and a run killed with SIGKILL then restarted).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "callbacks/callbacks.h"
+#include "keras/keras.h"
+
+extern char** environ;
+
+using namespace keras;
+namespace cb = keras::callbacks;
+namespace L = keras::layers;
+namespace fs = std::filesystem;
+
+namespace {
+std::pair<Tensor, Tensor> toy_data(int64_t n, uint64_t seed) {
+  Tensor x = random::normal({n, 2}, 0, 1, seed);
+  std::vector<int64_t> y(static_cast<size_t>(n));
+  auto xv = x.to_vector<float>();
+  for (int64_t i = 0; i < n; ++i) y[static_cast<size_t>(i)] = xv[2 * i] + xv[2 * i + 1] > 0 ? 1 : 0;
+  return {x, Tensor::from_vector(y)};
+}
+
+std::shared_ptr<Sequential> compiled_mlp(int units = 8) {
+  auto m = std::make_shared<Sequential>(std::initializer_list<SequentialEntry>{
+      L::Input({2}), L::Dense({.units = units, .activation = "relu"}), L::Dense({.units = 2, .activation = "softmax"})});
+  m->compile({.optimizer = "adam", .loss = "sparse_categorical_crossentropy", .metrics = {"accuracy"}});
+  m->build_for({-1, 2});
+  return m;
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("keras_ckpt_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+void dump(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+std::vector<std::vector<float>> values_of(const Model& m) {
+  std::vector<std::vector<float>> out;
+  for (const auto& v : m.weights()) out.push_back(v.value().to_vector<float>());
+  return out;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const IOError& e) {
+    return e.what();
+  }
+  return "<no IOError>";
+}
+}  // namespace
+
+// ---------------------------------------------------------------- weights file
+
+TEST(WeightsFile, RoundTripByPath) {
+  fs::path dir = temp_dir("rt");
+  auto a = compiled_mlp(), b = compiled_mlp();
+  TensorList w;
+  int i = 0;
+  for (const auto& v : a->weights()) w.push_back(random::normal(v.shape(), 0, 1, static_cast<uint64_t>(++i)));
+  a->set_weights(w);
+  cb::save_weights_file(*a, (dir / "w.bin").string());
+  ASSERT_NE(values_of(*a), values_of(*b));
+  cb::load_weights_file(*b, (dir / "w.bin").string());
+  EXPECT_EQ(values_of(*a), values_of(*b));
+  // Mixed dtypes and a scalar survive.
+  cb::write_tensor_file((dir / "t.bin").string(),
+                        {{"a", Tensor::from_vector(std::vector<double>{1.5, -2})},
+                         {"b/c", Tensor::from_vector(std::vector<int64_t>{7, 8, 9}, {3, 1})},
+                         {"s", Tensor::scalar(3.0)}});
+  auto back = cb::read_tensor_file((dir / "t.bin").string());
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ(back[0].value.dtype(), DType::float64);
+  EXPECT_EQ(back[1].value.shape(), (Shape{3, 1}));
+  EXPECT_EQ(back[1].value.to_vector<int64_t>(), (std::vector<int64_t>{7, 8, 9}));
+  EXPECT_EQ(back[2].value.rank(), 0);
+  EXPECT_THROW(cb::write_tensor_file((dir / "d.bin").string(), {{"x", Tensor::scalar(1)}, {"x", Tensor::scalar(2)}}),
+               ValueError);
+  fs::remove_all(dir);
+}
+
+TEST(WeightsFile, CorruptTruncatedAndMismatchedFilesNameFileAndEntry) {
+  fs::path dir = temp_dir("bad");
+  auto a = compiled_mlp();
+  std::string file = (dir / "w.bin").string();
+  cb::save_weights_file(*a, file);
+  std::string good = slurp(file);
+  auto before = values_of(*a);
+
+  // Truncated inside the last entry's data.
+  dump(file, good.substr(0, good.size() - 10));
+  std::string msg = error_of([&] { cb::load_weights_file(*a, file); });
+  EXPECT_NE(msg.find("w.bin"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("dense_1/bias"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
+
+  // One flipped byte in the first entry's data: its checksum names it.
+  std::string flipped = good;
+  size_t pos = good.find("dense/kernel") + 40;
+  flipped[pos] = static_cast<char>(flipped[pos] ^ 0x5a);
+  dump(file, flipped);
+  msg = error_of([&] { cb::load_weights_file(*a, file); });
+  EXPECT_NE(msg.find("dense/kernel"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("checksum"), std::string::npos) << msg;
+
+  dump(file, "not a weights file at all");
+  msg = error_of([&] { cb::load_weights_file(*a, file); });
+  EXPECT_NE(msg.find("magic"), std::string::npos) << msg;
+  dump(file, "");
+  EXPECT_NE(error_of([&] { cb::load_weights_file(*a, file); }).find("truncated"), std::string::npos);
+  EXPECT_NE(error_of([&] { cb::load_weights_file(*a, (dir / "missing.bin").string()); }).find("missing.bin"),
+            std::string::npos);
+  dump(file, good + "x");
+  EXPECT_NE(error_of([&] { cb::load_weights_file(*a, file); }).find("trailing"), std::string::npos);
+
+  // A file of another model: shape mismatch names the entry; nothing is half-loaded.
+  auto wide = compiled_mlp(16);
+  cb::save_weights_file(*wide, file);
+  msg = error_of([&] { cb::load_weights_file(*a, file); });
+  EXPECT_NE(msg.find("dense/kernel"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(2, 8)"), std::string::npos) << msg;
+  EXPECT_EQ(values_of(*a), before);
+  fs::remove_all(dir);
+}
+
+TEST(WeightsFile, FailedWriteLeavesThePreviousFile) {
+  fs::path dir = temp_dir("atomic");
+  std::string file = (dir / "w.bin").string();
+  cb::write_tensor_file(file, {{"a", Tensor::scalar(1)}});
+  std::string before = slurp(file);
+  EXPECT_THROW(cb::write_tensor_file((dir / "no_such_dir" / "w.bin").string(), {{"a", Tensor::scalar(2)}}), IOError);
+  EXPECT_EQ(slurp(file), before);
+  for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename(), "w.bin");  // no temp left
+  fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------- ModelCheckpoint
+
+TEST(ModelCheckpoint, FormatsPathsAndSavesEachEpoch) {
+  fs::path dir = temp_dir("mc");
+  auto m = compiled_mlp();
+  auto [x, y] = toy_data(40, 7);
+  auto mc = cb::ModelCheckpoint({.filepath = (dir / "sub" / "ckpt-{epoch:02d}-{val_loss:.2f}.bin").string()});
+  m->fit(x, y, {.batch_size = 16, .epochs = 2, .verbose = 0, .callbacks = {mc}, .validation_split = 0.2});
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir / "sub")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[0].rfind("ckpt-01-", 0), 0u);
+  EXPECT_EQ(names[1].rfind("ckpt-02-", 0), 0u);
+  EXPECT_EQ(mc->last_saved(), (dir / "sub" / names[1]).string());
+  auto fresh = compiled_mlp();
+  cb::load_weights_file(*fresh, mc->last_saved());
+  EXPECT_EQ(values_of(*fresh), values_of(*m));
+  // The path formatting itself.
+  cb::ModelCheckpointImpl p({.filepath = "w.{epoch:02d}-{val_loss:.2f}-{batch}.keras"});
+  Logs l;
+  l.set("val_loss", 0.4123);
+  EXPECT_EQ(p.file_path(2, 4, l), "w.03-0.41-5.keras");
+  EXPECT_THROW(p.file_path(2, -1, l), ValueError);  // {batch} unknown at epoch level
+  fs::remove_all(dir);
+}
+
+TEST(ModelCheckpoint, SaveBestOnlyAndSaveFreq) {
+  auto m = compiled_mlp();
+  std::vector<std::string> saved;
+  auto saver = [&](Model&, const std::string& path) { std::ofstream(path) << "x"; saved.push_back(path); };
+  fs::path dir = temp_dir("best");
+  cb::ModelCheckpointImpl best({.filepath = (dir / "b{epoch}.keras").string(), .save_best_only = true,
+                                .save_model = saver});
+  best.set_model(m.get());
+  best.on_train_begin({});
+  double losses[] = {1.0, 1.2, 1.0, 0.8, 0.9};
+  for (int e = 0; e < 5; ++e) {
+    Logs l;
+    l.set("val_loss", losses[e]);
+    best.on_epoch_end(e, l);
+  }
+  ASSERT_EQ(saved.size(), 2u);  // epochs 0 and 3 (strict improvement only)
+  EXPECT_TRUE(fs::exists(dir / "b1.keras"));
+  EXPECT_TRUE(fs::exists(dir / "b4.keras"));
+  EXPECT_FALSE(fs::exists(dir / "b3.keras"));
+  EXPECT_DOUBLE_EQ(best.best(), 0.8);
+
+  // initial_value_threshold; missing monitor -> skip with a warning; max via accuracy direction.
+  saved.clear();
+  cb::ModelCheckpointImpl thr({.filepath = (dir / "t.keras").string(), .save_best_only = true,
+                               .initial_value_threshold = 0.5, .save_model = saver});
+  thr.set_model(m.get());
+  Logs l;
+  l.set("val_loss", 0.7);
+  thr.on_epoch_end(0, l);
+  Logs other;
+  other.set("loss", 0.1);
+  thr.on_epoch_end(1, other);
+  EXPECT_TRUE(saved.empty());
+
+  // Every 3 batches, counted across epochs as Keras does.
+  saved.clear();
+  cb::ModelCheckpointImpl freq({.filepath = (dir / "f{epoch}-{batch}.keras").string(), .save_freq = 3,
+                                .save_model = saver});
+  freq.set_model(m.get());
+  freq.on_train_begin({});
+  for (int e = 0; e < 2; ++e) {
+    freq.on_epoch_begin(e, {});
+    for (int b = 0; b < 4; ++b) freq.on_train_batch_end(b, {});
+    Logs el;
+    freq.on_epoch_end(e, el);
+  }
+  ASSERT_EQ(saved.size(), 2u);  // the saver writes a temporary sibling, renamed into place
+  EXPECT_TRUE(fs::exists(dir / "f1-3.keras"));
+  EXPECT_TRUE(fs::exists(dir / "f2-2.keras"));
+  EXPECT_THROW(cb::ModelCheckpoint({.filepath = "x", .save_freq = std::string("step")}), ValueError);
+  EXPECT_THROW(cb::ModelCheckpoint({.filepath = "x", .save_freq = int64_t{0}}), ValueError);
+  fs::remove_all(dir);
+}
+
+TEST(ModelCheckpoint, FailingSaverKeepsThePreviousCheckpoint) {
+  fs::path dir = temp_dir("keep");
+  auto m = compiled_mlp();
+  std::string target = (dir / "m.keras").string();
+  dump(target, "previous");
+  cb::ModelCheckpointImpl mc({.filepath = target, .save_model = [](Model&, const std::string& p) {
+                                std::ofstream(p) << "half";
+                                throw IOError("disk full");
+                              }});
+  mc.set_model(m.get());
+  Logs l;
+  EXPECT_THROW(mc.on_epoch_end(0, l), IOError);
+  EXPECT_EQ(slurp(target), "previous");
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) (void)e, ++files;
+  EXPECT_EQ(files, 1u);
+  fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------- BackupAndRestore
+
+namespace {
+// Whether fit can resume at a callback-chosen epoch (Model::resume_epoch, the trainer's hook).
+template <class M>
+constexpr bool trainer_can_resume() {
+  return requires(M& m) { m.resume_epoch = 1; };
+}
+
+constexpr int kEpochs = 4;
+
+// One training run of the resumption scenario, from a fixed seed.
+std::shared_ptr<Sequential> resumable_run(const std::string& backup_dir, int kill_epoch, int kill_batch) {
+  set_random_seed(1234);
+  auto m = compiled_mlp();
+  auto [x, y] = toy_data(64, 99);
+  std::vector<CallbackPtr> cbs;
+  if (!backup_dir.empty()) cbs.push_back(cb::BackupAndRestore({.backup_dir = backup_dir}));
+  int epoch_now = 0;
+  cbs.push_back(cb::LambdaCallback({.on_epoch_begin = [&](int e, const Logs&) { epoch_now = e; },
+                                    .on_train_batch_end = [&](int b, const Logs&) {
+                                      if (epoch_now == kill_epoch && b == kill_batch) ::raise(SIGKILL);
+                                    }}));
+  m->fit(x, y, {.batch_size = 16, .epochs = kEpochs, .verbose = 0, .callbacks = cbs});
+  return m;
+}
+
+int run_worker(const std::string& dir, const std::string& out, bool kill) {
+  std::string filter = "--gtest_filter=BackupAndRestoreKill.Worker";
+  std::string exe = fs::read_symlink("/proc/self/exe").string();
+  std::vector<std::string> env_strings{"KERAS_BR_DIR=" + dir, "KERAS_BR_OUT=" + out,
+                                       std::string("KERAS_BR_KILL=") + (kill ? "1" : "0")};
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  char* argv[] = {exe.data(), filter.data(), nullptr};
+  pid_t pid;
+  if (posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()) != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+}  // namespace
+
+TEST(BackupAndRestore, RestoresWeightsOptimizerAndEpoch) {
+  fs::path dir = temp_dir("br");
+  auto m = compiled_mlp();
+  auto [x, y] = toy_data(32, 8);
+  auto br = cb::BackupAndRestore({.backup_dir = (dir / "b").string(), .delete_checkpoint = false});
+  m->fit(x, y, {.batch_size = 16, .epochs = 2, .verbose = 0, .callbacks = {br}});
+  ASSERT_TRUE(fs::exists(dir / "b" / "state.json"));
+  EXPECT_NE(slurp(dir / "b" / "state.json").find("\"epoch\":2"), std::string::npos);
+  // Only the latest generation is kept.
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir / "b")) (void)e, ++files;
+  EXPECT_EQ(files, 3u);
+
+  auto fresh = compiled_mlp();
+  auto br2 = cb::BackupAndRestoreImpl({.backup_dir = (dir / "b").string(), .delete_checkpoint = true});
+  br2.set_model(fresh.get());
+  br2.on_train_begin({});
+  EXPECT_EQ(br2.restored_epoch(), 2);
+  EXPECT_EQ(values_of(*fresh), values_of(*m));
+  EXPECT_EQ(fresh->optimizer()->iterations(), m->optimizer()->iterations());
+  auto vm = m->optimizer()->variables(), vf = fresh->optimizer()->variables();
+  ASSERT_EQ(vm.size(), vf.size());
+  for (size_t i = 0; i < vm.size(); ++i)
+    EXPECT_EQ(vm[i].value().to_vector<double>(), vf[i].value().to_vector<double>()) << vm[i].path();
+  br2.on_train_end({});
+  EXPECT_FALSE(fs::exists(dir / "b"));
+
+  // A corrupt state file is an IOError naming it.
+  fs::create_directories(dir / "c");
+  dump(dir / "c" / "state.json", "{\"epoch\": ");
+  auto br3 = cb::BackupAndRestoreImpl({.backup_dir = (dir / "c").string()});
+  br3.set_model(fresh.get());
+  try {
+    br3.on_train_begin({});
+    FAIL();
+  } catch (const IOError& e) {
+    EXPECT_NE(std::string(e.what()).find("state.json"), std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+// Not a test on its own: the child process of KillAndRestartMatchesAnUnbrokenRun.
+TEST(BackupAndRestoreKill, Worker) {
+  const char* dir = std::getenv("KERAS_BR_DIR");
+  if (!dir) GTEST_SKIP() << "runs only as the child of KillAndRestartMatchesAnUnbrokenRun";
+  bool kill = std::string(std::getenv("KERAS_BR_KILL")) == "1";
+  auto m = resumable_run(dir, kill ? 2 : -1, 1);
+  cb::save_weights_file(*m, std::getenv("KERAS_BR_OUT"));
+}
+
+TEST(BackupAndRestoreKill, KillAndRestartMatchesAnUnbrokenRun) {
+  if constexpr (!trainer_can_resume<Model>()) {
+    GTEST_SKIP() << "the trainer has no Model::resume_epoch yet: fit cannot start at the restored epoch";
+  } else {
+    fs::path dir = temp_dir("kill");
+    std::string backup = (dir / "backup").string(), out = (dir / "final.bin").string();
+    int status = run_worker(backup, out, /*kill=*/true);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
+    ASSERT_EQ(WTERMSIG(status), SIGKILL);
+    ASSERT_TRUE(fs::exists(fs::path(backup) / "state.json"));
+    EXPECT_NE(slurp(fs::path(backup) / "state.json").find("\"epoch\":2"), std::string::npos);
+    EXPECT_FALSE(fs::exists(out));
+    status = run_worker(backup, out, /*kill=*/false);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+    EXPECT_FALSE(fs::exists(backup));  // deleted after the run completed
+
+    auto unbroken = resumable_run("", -1, -1);
+    auto resumed = compiled_mlp();
+    cb::load_weights_file(*resumed, out);
+    EXPECT_EQ(values_of(*resumed), values_of(*unbroken));
+    fs::remove_all(dir);
+  }
+}

@@ -1,0 +1,359 @@
+// Readers: CSV, NPY/NPZ and image directories, on small files written here, malformed ones
+// included (each error must name the file and the row or entry).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <array>
+#include <set>
+
+#include "keras/data_zip.h"
+#include "keras/readers.h"
+
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#define STB_IMAGE_WRITE_STATIC
+#include <stb/stb_image_write.h>
+
+using namespace keras;
+using namespace keras::data;
+namespace fs = std::filesystem;
+
+namespace {
+
+// numpy.savez_compressed-style archive written by Python's zipfile (force_zip64, deflate):
+// a.npy = int64 arange(6).reshape(2, 3); b.npy = big-endian float32 [1.5, -2.0, 4.25].
+const char kPythonNpz[] =
+    "\x50\x4b\x03\x04\x2d\x00\x00\x00\x08\x00\x00\x00\x21\x00\x59\x9b\xda\x7d\xff\xff\xff\xff\xff\xff"
+    "\xff\xff\x05\x00\x14\x00\x61\x2e\x6e\x70\x79\x01\x00\x10\x00\xb0\x00\x00\x00\x00\x00\x00\x00\x56"
+    "\x00\x00\x00\x00\x00\x00\x00\x9b\xec\x17\xea\x1b\x10\xc9\xc8\x50\xc6\x50\xad\x9e\x92\x5a\x9c\x5c"
+    "\xa4\x6e\xa5\xa0\x6e\x93\x69\xa1\xae\xa3\xa0\x9e\x96\x5f\x54\x52\x94\x98\x17\x9f\x5f\x94\x92\x0a"
+    "\x12\x77\x4b\xcc\x29\x4e\x05\x8a\x17\x67\x24\x16\xa4\x02\xf9\x1a\x46\x3a\x0a\xc6\x9a\x3a\x0a\xb5"
+    "\x0a\x64\x03\x2e\x06\x28\x60\x84\xd2\x4c\x50\x9a\x19\x4a\xb3\x40\x69\x56\x28\x0d\x00\x50\x4b\x03"
+    "\x04\x2d\x00\x00\x00\x08\x00\x00\x00\x21\x00\x02\x8a\x1f\x04\xff\xff\xff\xff\xff\xff\xff\xff\x05"
+    "\x00\x14\x00\x62\x2e\x6e\x70\x79\x01\x00\x10\x00\x8c\x00\x00\x00\x00\x00\x00\x00\x4f\x00\x00\x00"
+    "\x00\x00\x00\x00\x9b\xec\x17\xea\x1b\x10\xc9\xc8\x50\xc6\x50\xad\x9e\x92\x5a\x9c\x5c\xa4\x6e\xa5"
+    "\xa0\x6e\x97\x66\xa2\xae\xa3\xa0\x9e\x96\x5f\x54\x52\x94\x98\x17\x9f\x5f\x94\x92\x0a\x12\x77\x4b"
+    "\xcc\x29\x4e\x05\x8a\x17\x67\x24\x16\xa4\x02\xf9\x1a\xc6\x3a\x9a\x3a\x0a\xb5\x0a\x14\x00\x2e\xfb"
+    "\x03\x0c\x0c\x40\xc4\xe0\xd0\xc1\xc0\x00\x00\x50\x4b\x01\x02\x2d\x03\x2d\x00\x00\x00\x08\x00\x00"
+    "\x00\x21\x00\x59\x9b\xda\x7d\x56\x00\x00\x00\xb0\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x00"
+    "\x00\x00\x00\x80\x01\x00\x00\x00\x00\x61\x2e\x6e\x70\x79\x50\x4b\x01\x02\x2d\x03\x2d\x00\x00\x00"
+    "\x08\x00\x00\x00\x21\x00\x02\x8a\x1f\x04\x4f\x00\x00\x00\x8c\x00\x00\x00\x05\x00\x00\x00\x00\x00"
+    "\x00\x00\x00\x00\x00\x00\x80\x01\x8d\x00\x00\x00\x62\x2e\x6e\x70\x79\x50\x4b\x05\x06\x00\x00\x00"
+    "\x00\x02\x00\x02\x00\x66\x00\x00\x00\x13\x01\x00\x00\x00\x00"
+;
+
+class Readers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("keras_readers_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string file(const std::string& name, const std::string& bytes) {
+    fs::path p = dir / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return p.string();
+  }
+  std::string read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  fs::path dir;
+};
+
+// Expects `fn` to throw E whose message contains every string of `parts`.
+template <class E, class F>
+void expect_error(F&& fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception";
+  } catch (const E& e) {
+    std::string msg = e.what();
+    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+  }
+}
+
+std::string npy_bytes(const std::string& descr, const std::string& shape, const std::string& data, bool fortran = false) {
+  std::string h = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
+  h.append((64 - (10 + h.size() + 1) % 64) % 64, ' ');
+  h += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(h.size() & 0xFF);
+  out += static_cast<char>(h.size() >> 8);
+  return out + h + data;
+}
+
+template <class T>
+std::string raw(const std::vector<T>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+int thread_count() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- CSV
+
+TEST_F(Readers, CsvTypedColumnsAndLabel) {
+  auto path = file("t.csv", "height,count,\"name, quoted\",label\n1.5,2,3,0\n\n-2.25, 7 ,\"4\",1\n0,1,2e1,2\n");
+  CsvOptions o{.column_types = {DType::float32, DType::int32, DType::float32, DType::int64}, .label_name = "label"};
+  CsvData d = read_csv(path, o);
+  EXPECT_EQ(d.feature_names, (std::vector<std::string>{"height", "count", "name, quoted"}));
+  EXPECT_EQ(d.label_name, "label");
+  EXPECT_EQ(d.features.dtype(), DType::float32);
+  EXPECT_EQ(d.features.shape(), (Shape{3, 3}));
+  EXPECT_EQ(d.features.to_vector<float>(), (std::vector<float>{1.5f, 2, 3, -2.25f, 7, 4, 0, 1, 20}));
+  EXPECT_EQ(d.labels.dtype(), DType::int64);
+  EXPECT_EQ(d.labels.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2}));
+
+  Dataset ds = csv_dataset(path, o);
+  EXPECT_EQ(ds.cardinality(), 3);
+  auto it = ds.iterator();
+  auto row = it.next();
+  ASSERT_TRUE(row);
+  EXPECT_EQ((*row)[0].to_vector<float>(), (std::vector<float>{1.5f, 2, 3}));
+  EXPECT_EQ((*row)[1].item(), 0);
+
+  // No header, label by position, all-int features keep their type.
+  auto p2 = file("n.csv", "1,2,9\n3,4,8\n");
+  CsvData n = read_csv(p2, {.header = false, .column_types = {DType::int64, DType::int64, DType::int32}, .label_index = 2});
+  EXPECT_EQ(n.features.dtype(), DType::int64);
+  EXPECT_EQ(n.features.to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(n.labels.to_vector<int32_t>(), (std::vector<int32_t>{9, 8}));
+  EXPECT_EQ(n.feature_names, (std::vector<std::string>{"column_0", "column_1"}));
+}
+
+TEST_F(Readers, CsvMalformedRowsNameFileAndLine) {
+  auto missing = file("missing.csv", "a,b,c\n1,2,3\n4,5\n");
+  expect_error<IOError>([&] { read_csv(missing); }, {missing, "line 3", "data row 2", "3 fields", "got 2 fields"});
+  auto empty = file("empty.csv", "a,b,c\n1,,3\n");
+  expect_error<IOError>([&] { read_csv(empty); }, {empty, "line 2", "column 'b'", "missing"});
+  auto extra = file("extra.csv", "a,b\n1,2,3\n");
+  expect_error<IOError>([&] { read_csv(extra); }, {extra, "line 2", "got 3 fields"});
+  auto text = file("text.csv", "a,b\n1,x\n");
+  expect_error<IOError>([&] { read_csv(text); }, {text, "line 2", "column 'b'", "'x'"});
+  auto frac = file("frac.csv", "a\n1.5\n");
+  expect_error<IOError>([&] { read_csv(frac, {.column_types = {DType::int32}}); }, {frac, "line 2", "int32"});
+  expect_error<ValueError>([&] { read_csv(frac, {.label_name = "nope"}); }, {"'nope'", "a"});
+  expect_error<IOError>([&] { read_csv((dir / "absent.csv").string()); }, {"absent.csv"});
+  // Nothing half-loaded: the error leaves no partial result, so a csv_dataset is never built.
+  EXPECT_THROW(csv_dataset(missing), IOError);
+}
+
+// ---------------------------------------------------------------- NPY / NPZ
+
+TEST_F(Readers, NpyRoundTripEveryDtype) {
+  std::vector<Tensor> ts = {Tensor::arange(0, 6).view({2, 3}), Tensor::arange(-2, 2, 1, DType::float64),
+                            Tensor::arange(0, 4, 1, DType::int32).view({2, 2, 1}), Tensor::arange(5, 8, 1, DType::int64),
+                            Tensor::scalar(3.5)};
+  for (size_t i = 0; i < ts.size(); ++i) {
+    auto path = (dir / ("t" + std::to_string(i) + ".npy")).string();
+    save_npy(path, ts[i]);
+    EXPECT_EQ(read(path).size() % 64, ts[i].nbytes() % 64);  // header padded to 64 bytes
+    Tensor back = load_npy(path);
+    EXPECT_EQ(back.shape(), ts[i].shape());
+    EXPECT_EQ(back.dtype(), ts[i].dtype());
+    for (int64_t k = 0; k < back.numel(); ++k) EXPECT_EQ(element_as_double(back, k), element_as_double(ts[i], k));
+  }
+}
+
+TEST_F(Readers, NpyBigEndianAndFortranOrder) {
+  // Big-endian float64 [1, -0.5]: bytes of the IEEE values most significant first.
+  std::string be = std::string("\x3f\xf0\0\0\0\0\0\0", 8) + std::string("\xbf\xe0\0\0\0\0\0\0", 8);
+  Tensor b = load_npy(file("be.npy", npy_bytes(">f8", "(2,)", be)));
+  EXPECT_EQ(b.to_vector<double>(), (std::vector<double>{1.0, -0.5}));
+  // Fortran order: column-major storage of [[0, 1, 2], [3, 4, 5]].
+  Tensor f = load_npy(file("f.npy", npy_bytes("<i4", "(2, 3)", raw<int32_t>({0, 3, 1, 4, 2, 5}), true)));
+  EXPECT_EQ(f.shape(), (Shape{2, 3}));
+  EXPECT_EQ(f.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST_F(Readers, MalformedNpyNamesFileAndProblem) {
+  auto trunc = file("trunc.npy", npy_bytes("<f4", "(2, 3)", raw<float>({1, 2, 3, 4})));
+  expect_error<IOError>([&] { load_npy(trunc); }, {trunc, "24 bytes", "float32", "(2, 3)", "got 16 bytes", "truncated"});
+  auto head = file("head.npy", npy_bytes("<f4", "(2,)", "").substr(0, 30));
+  expect_error<IOError>([&] { load_npy(head); }, {head, "header", "truncated"});
+  auto magic = file("magic.npy", "PK\x03\x04 not an npy file at all");
+  expect_error<IOError>([&] { load_npy(magic); }, {magic, "magic"});
+  auto u8 = file("u8.npy", npy_bytes("|u1", "(2,)", "ab"));
+  expect_error<IOError>([&] { load_npy(u8); }, {u8, "'|u1'"});
+  auto shape = file("shape.npy", npy_bytes("<f4", "(a, 2)", ""));
+  expect_error<IOError>([&] { load_npy(shape); }, {shape, "shape"});
+}
+
+TEST_F(Readers, NpzStoredAndCompressedRoundTrip) {
+  Tensor x = Tensor::arange(0, 12).view({3, 4});
+  Tensor y = Tensor::from_vector<int64_t>({2, 0, 1});
+  for (bool compressed : {false, true}) {
+    auto path = (dir / (compressed ? "c.npz" : "s.npz")).string();
+    save_npz(path, {{"x", x}, {"y", y}}, compressed);
+    auto arrays = load_npz(path);
+    ASSERT_EQ(arrays.size(), 2u);
+    EXPECT_EQ(arrays.at("x").to_vector<float>(), x.to_vector<float>());
+    EXPECT_EQ(arrays.at("x").shape(), x.shape());
+    EXPECT_EQ(arrays.at("y").to_vector<int64_t>(), y.to_vector<int64_t>());
+  }
+}
+
+TEST_F(Readers, NpzWrittenByPythonZipfile) {
+  auto path = file("py.npz", std::string(kPythonNpz, sizeof(kPythonNpz) - 1));
+  auto arrays = load_npz(path);
+  ASSERT_EQ(arrays.size(), 2u);
+  EXPECT_EQ(arrays.at("a").shape(), (Shape{2, 3}));
+  EXPECT_EQ(arrays.at("a").to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(arrays.at("b").to_vector<float>(), (std::vector<float>{1.5f, -2.0f, 4.25f}));
+}
+
+TEST_F(Readers, MalformedNpzNamesFileAndEntry) {
+  save_npz((dir / "ok.npz").string(), {{"x", Tensor::arange(0, 100)}}, true);
+  std::string good = read((dir / "ok.npz").string());
+  auto cut = file("cut.npz", good.substr(0, good.size() / 2));
+  expect_error<IOError>([&] { load_npz(cut); }, {cut, "end-of-central-directory"});
+  std::string flipped = good;
+  flipped[60] = static_cast<char>(flipped[60] ^ 0x5A);  // inside the deflated data of x.npy
+  auto bad = file("bad.npz", flipped);
+  expect_error<IOError>([&] { load_npz(bad); }, {bad, "entry 'x.npy'"});
+  // A well-formed archive whose array is truncated names the entry through the npy reader.
+  auto inner = (dir / "inner.npz").string();
+  zip::write_archive(inner, {{"w.npy", npy_bytes("<f8", "(4,)", raw<double>({1, 2}))}}, true);
+  expect_error<IOError>([&] { load_npz(inner); }, {inner, "entry 'w.npy'", "32 bytes", "truncated"});
+  expect_error<IOError>([&] { load_npz((dir / "absent.npz").string()); }, {"absent.npz"});
+}
+
+// ---------------------------------------------------------------- images
+
+TEST_F(Readers, ResizeMatchesTfImageResize) {
+  Tensor img = Tensor::from_vector<float>({0, 1, 2, 3}, {2, 2, 1});
+  Tensor up = resize_image(img, 4, 4);
+  // tf.image.resize([[0, 1], [2, 3]], (4, 4), "bilinear") (half-pixel centres).
+  EXPECT_EQ(up.to_vector<float>(), (std::vector<float>{0, 0.25f, 0.75f, 1, 0.5f, 0.75f, 1.25f, 1.5f, 1.5f, 1.75f, 2.25f,
+                                                       2.5f, 2, 2.25f, 2.75f, 3}));
+  Tensor big = Tensor::arange(0, 16).view({4, 4, 1});
+  EXPECT_EQ(resize_image(big, 2, 2).to_vector<float>(), (std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f}));
+  EXPECT_EQ(resize_image(big, 2, 2, "nearest").to_vector<float>(), (std::vector<float>{5, 7, 13, 15}));
+  EXPECT_EQ(resize_image(big.view({1, 4, 4, 1}), 4, 4).shape(), (Shape{1, 4, 4, 1}));
+  EXPECT_THROW(resize_image(big, 2, 2, "bicubic"), ValueError);
+}
+
+namespace {
+// A w x h RGB PNG filled with one colour.
+void write_png(const fs::path& p, int w, int h, std::array<unsigned char, 3> rgb) {
+  fs::create_directories(p.parent_path());
+  std::vector<unsigned char> px(static_cast<size_t>(w * h * 3));
+  for (size_t i = 0; i < px.size(); ++i) px[i] = rgb[i % 3];
+  ASSERT_TRUE(stbi_write_png(p.c_str(), w, h, 3, px.data(), w * 3));
+}
+}  // namespace
+
+TEST_F(Readers, ImageDirectoryLabelsFromSortedSubfolders) {
+  // Created out of alphabetical order; labels follow the sorted folder names.
+  write_png(dir / "zebra" / "z1.png", 6, 4, {200, 10, 10});
+  write_png(dir / "zebra" / "nested" / "z2.png", 3, 3, {200, 10, 10});
+  write_png(dir / "ant" / "a1.png", 5, 5, {0, 50, 100});
+  write_png(dir / "cat" / "c1.png", 2, 7, {1, 2, 3});
+  file("cat/notes.txt", "not an image");
+  ImageDirectory d = image_dataset_from_directory(dir.string(), {.batch_size = 2, .height = 4, .width = 3, .shuffle = false});
+  EXPECT_EQ(d.class_names, (std::vector<std::string>{"ant", "cat", "zebra"}));
+  ASSERT_EQ(d.file_paths.size(), 4u);
+  EXPECT_EQ(d.dataset.cardinality(), 2);
+  std::vector<int32_t> labels;
+  std::vector<float> reds;
+  for (const Element& e : d.dataset.iterator()) {
+    EXPECT_EQ(e[0].shape(), (Shape{e[0].dim(0), 4, 3, 3}));
+    EXPECT_EQ(e[1].dtype(), DType::int32);
+    for (int64_t i = 0; i < e[0].dim(0); ++i) {
+      labels.push_back(static_cast<int32_t>(element_as_double(e[1], i)));
+      reds.push_back(static_cast<float>(element_as_double(e[0], i * 36)));
+      // A flat colour stays flat through bilinear resizing.
+      EXPECT_EQ(element_as_double(e[0], i * 36 + 35), element_as_double(e[0], i * 36 + 2));
+    }
+  }
+  EXPECT_EQ(labels, (std::vector<int32_t>{0, 1, 2, 2}));
+  EXPECT_EQ(reds, (std::vector<float>{0, 1, 200, 200}));
+
+  auto cat = image_dataset_from_directory(dir.string(), {.label_mode = "categorical", .color_mode = "grayscale",
+                                                         .batch_size = 0, .height = 2, .width = 2, .shuffle = false});
+  auto it = cat.dataset.iterator();
+  auto first = it.next();
+  ASSERT_TRUE(first);
+  EXPECT_EQ((*first)[0].shape(), (Shape{2, 2, 1}));
+  EXPECT_EQ((*first)[1].to_vector<float>(), (std::vector<float>{1, 0, 0}));
+  EXPECT_THROW(image_dataset_from_directory(dir.string(), {.label_mode = "binary"}), ValueError);
+}
+
+TEST_F(Readers, ImageDirectoryShuffleAndValidationSplit) {
+  for (int i = 0; i < 6; ++i) write_png(dir / (i % 2 ? "b" : "a") / (std::to_string(i) + ".png"), 2, 2, {uint8_t(i), 0, 0});
+  ImageDirectoryOptions o{.batch_size = 0, .height = 2, .width = 2, .seed = 9, .validation_split = 0.5, .subset = "training"};
+  auto train = image_dataset_from_directory(dir.string(), o);
+  o.subset = "validation";
+  auto val = image_dataset_from_directory(dir.string(), o);
+  EXPECT_EQ(train.file_paths.size(), 3u);
+  EXPECT_EQ(val.file_paths.size(), 3u);
+  std::set<std::string> all(train.file_paths.begin(), train.file_paths.end());
+  all.insert(val.file_paths.begin(), val.file_paths.end());
+  EXPECT_EQ(all.size(), 6u);  // the subsets partition the files
+  auto reds = [](const Dataset& ds) {
+    std::vector<double> v;
+    for (const Element& e : ds.iterator()) v.push_back(element_as_double(e[0], 0));
+    return v;
+  };
+  auto a = reds(train.dataset);
+  EXPECT_EQ(a, reds(image_dataset_from_directory(dir.string(), {.batch_size = 0, .height = 2, .width = 2, .seed = 9,
+                                                                 .validation_split = 0.5, .subset = "training"})
+                        .dataset));  // same seed, same order
+  o.seed.reset();
+  EXPECT_THROW(image_dataset_from_directory(dir.string(), o), ValueError);
+  EXPECT_THROW(image_dataset_from_directory((dir / "a" / "0.png").string()), IOError);
+  fs::create_directories(dir / "empty");
+  EXPECT_THROW(image_dataset_from_directory((dir / "empty").string()), ValueError);
+}
+
+TEST_F(Readers, JpegDecodes) {
+  std::vector<unsigned char> px(16 * 16 * 3, 128);
+  auto p = (dir / "g.jpg").string();
+  ASSERT_TRUE(stbi_write_jpg(p.c_str(), 16, 16, 3, px.data(), 95));
+  Tensor t = load_image(p);
+  EXPECT_EQ(t.shape(), (Shape{16, 16, 3}));
+  EXPECT_NEAR(element_as_double(t, 100), 128, 3);
+}
+
+TEST_F(Readers, CorruptPngNamesTheFileAndStopsThreads) {
+  write_png(dir / "ok" / "good.png", 4, 4, {9, 9, 9});
+  write_png(dir / "ok" / "trunc.png", 8, 8, {1, 2, 3});
+  auto trunc = (dir / "ok" / "trunc.png").string();
+  std::string bytes = read(trunc);
+  file("ok/trunc.png", bytes.substr(0, bytes.size() / 2));
+  auto garbage = file("ok/zz_garbage.png", std::string("\x89PNG\r\n\x1a\n", 8) + "this is not a PNG body at all");
+  expect_error<IOError>([&] { load_image(trunc); }, {trunc});
+  expect_error<IOError>([&] { load_image(garbage); }, {garbage, "undecodable"});
+  expect_error<IOError>([&] { load_image((dir / "none.png").string()); }, {"none.png"});
+
+  const int baseline = thread_count();
+  auto d = image_dataset_from_directory(dir.string(), {.batch_size = 1, .height = 4, .width = 4, .shuffle = false,
+                                                       .num_parallel_calls = 2});
+  {
+    auto it = d.dataset.iterator();
+    auto first = it.next();  // good.png decodes
+    ASSERT_TRUE(first);
+    expect_error<IOError>([&] { it.next(); }, {trunc});
+    EXPECT_FALSE(it.next().has_value());
+  }
+  bool back = false;
+  for (int i = 0; i < 200 && !back; ++i) {
+    back = thread_count() <= baseline;
+    if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(back) << thread_count() << " threads, " << baseline << " before";
+}
