@@ -29,19 +29,11 @@ std::string message_of(const std::function<void()>& f) {
 }
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// The harness's gradient check perturbs weights through raw pointers without bumping their
-// storage version, which the conv kernels' reordered-weight cache keys on: run it uncached.
-class ConvHarness : public ::testing::Test {
- protected:
-  void SetUp() override { cpu::set_conv_weight_cache_enabled(false); }
-  void TearDown() override { cpu::set_conv_weight_cache_enabled(true); }
-};
-
 }  // namespace
 
 // ---------------- the harness over every conv layer ----------------
 
-TEST_F(ConvHarness, Conv2D) {
+TEST(ConvHarness, Conv2D) {
   run_layer_harness({.name = "Conv2D 3x3 valid relu",
                      .make = [] { return LayerPtr(layers::Conv2D({.filters = 4, .kernel_size = 3, .activation = "relu"})); },
                      .input_shape = {2, 6, 5, 3},
@@ -71,7 +63,7 @@ TEST_F(ConvHarness, Conv2D) {
                      .gradcheck_input_shape = {1, 3, 3, 3}});
 }
 
-TEST_F(ConvHarness, Conv1D) {
+TEST(ConvHarness, Conv1D) {
   run_layer_harness({.name = "Conv1D causal dilated tanh",
                      .make = [] {
                        return LayerPtr(layers::Conv1D({.filters = 3, .kernel_size = 3, .padding = "causal",
@@ -86,7 +78,7 @@ TEST_F(ConvHarness, Conv1D) {
                      .weight_shapes = {{4, 2, 2}, {2}}});
 }
 
-TEST_F(ConvHarness, Conv2DTranspose) {
+TEST(ConvHarness, Conv2DTranspose) {
   run_layer_harness({.name = "Conv2DTranspose stride 2 valid",
                      .make = [] { return LayerPtr(layers::Conv2DTranspose({.filters = 3, .kernel_size = 3, .strides = 2})); },
                      .input_shape = {2, 3, 4, 2},
@@ -103,7 +95,7 @@ TEST_F(ConvHarness, Conv2DTranspose) {
                      .gradcheck_input_shape = {1, 2, 2, 3}});
 }
 
-TEST_F(ConvHarness, DepthwiseConv2D) {
+TEST(ConvHarness, DepthwiseConv2D) {
   run_layer_harness({.name = "DepthwiseConv2D dm 2 same stride 2",
                      .make = [] {
                        return LayerPtr(layers::DepthwiseConv2D({.kernel_size = 3, .strides = 2, .padding = "same",
@@ -114,7 +106,7 @@ TEST_F(ConvHarness, DepthwiseConv2D) {
                      .gradcheck_input_shape = {1, 4, 4, 3}});
 }
 
-TEST_F(ConvHarness, SeparableConv2D) {
+TEST(ConvHarness, SeparableConv2D) {
   run_layer_harness({.name = "SeparableConv2D relu",
                      .make = [] {
                        return LayerPtr(layers::SeparableConv2D({.filters = 4, .kernel_size = 3, .padding = "same",

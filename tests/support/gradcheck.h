@@ -35,6 +35,7 @@ inline void set_element(Tensor& t, int64_t i, double v) {
     using T = decltype(tag);
     static_cast<T*>(t.raw_data())[i] = static_cast<T>(v);
   });
+  t.bump_version();  // caches keyed on the version (reordered weights) must see the change
 }
 
 // Checks every element of every floating input (inputs listed in `skip` are left alone).
