@@ -18,11 +18,13 @@
 #include <vector>
 
 #include "keras/callback.h"
+#include "keras/dataset.h"
 #include "layers/input_layer.h"
 #include "layers/layer.h"
 
 namespace keras {
 
+class BatchSource;
 namespace optimizers { class Optimizer; }
 namespace losses { class Loss; }
 namespace metrics { class Metric; }
@@ -74,7 +76,10 @@ struct FitOptions {
   bool shuffle = true;
   int initial_epoch = 0;
   Tensor sample_weight;                       // (samples,): weights each sample's loss
-  std::map<int64_t, double> class_weight;     // class index -> weight, multiplied in
+  std::map<int64_t, double> class_weight;     // class index -> weight (not with sample_weight)
+  // Dataset input: batches per epoch (-1: one full pass) and validation batches.
+  int64_t steps_per_epoch = -1;
+  std::optional<data::Dataset> validation_dataset;
 };
 
 struct EvaluateOptions {
@@ -123,12 +128,16 @@ class Model : public Layer {
   // or batch_size < 1; label errors come from the loss.
   History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
   History fit(const TensorList& x, const TensorList& y, const FitOptions& options = {});
+  // From a pipeline of batches (x, y[, sample_weight]); its threads end when fit returns or throws.
+  History fit(const data::Dataset& dataset, const FitOptions& options = {});
   // Loss and metrics over (x, y), batched.
   Logs evaluate(const Tensor& x, const Tensor& y, const EvaluateOptions& options = {});
   Logs evaluate(const TensorList& x, const TensorList& y, const EvaluateOptions& options = {});
+  Logs evaluate(const data::Dataset& dataset, const EvaluateOptions& options = {});
   // Outputs for x, batched, in inference mode (one tensor per model output).
   Tensor predict(const Tensor& x, const PredictOptions& options = {});
   TensorList predict(const TensorList& x, const PredictOptions& options = {});
+  Tensor predict(const data::Dataset& dataset, const PredictOptions& options = {});
   Logs train_on_batch(const Tensor& x, const Tensor& y);
   Logs train_on_batch(const TensorList& x, const TensorList& y, const Tensor& sample_weight = {});
   Logs test_on_batch(const Tensor& x, const Tensor& y);
@@ -172,8 +181,9 @@ class Model : public Layer {
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<TrainState> train_;
   std::vector<LayerPtr> tracked_;  // subclassed models' sublayers
-  Logs run_test_loop(const TensorList& x, const TensorList& y, const Tensor& sample_weight, int64_t batch_size,
-                     CallbackList& callbacks, int verbose);
+  History fit_loop(BatchSource& train, BatchSource* validation, const FitOptions& options);
+  Logs run_test_loop(BatchSource& batches, CallbackList& callbacks, int verbose);
+  TensorList run_predict_loop(BatchSource& batches, const PredictOptions& options);
   Logs train_step(const TensorList& x, const TensorList& y, const Tensor& sample_weight);
   void test_step(const TensorList& x, const TensorList& y, const Tensor& sample_weight);
   Tensor compute_loss(const TensorList& y, const TensorList& y_pred, const Tensor& sample_weight, bool track);

@@ -1,12 +1,14 @@
 // compile / fit / evaluate / predict and the per-batch steps (keras.Model's Trainer).
 // Everything works on lists: one tensor per model input (x) and per model output (y).
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <numeric>
 #include <set>
 
 #include "backend/autodiff.h"
 #include "backend/ops.h"
+#include "keras/batch_source.h"
 #include "keras/progbar.h"
 #include "keras/train_state.h"
 
@@ -14,8 +16,6 @@ namespace keras {
 
 namespace {
 std::string model_where(const Model& m) { return "Model '" + m.name() + "'"; }
-
-int64_t num_batches(int64_t n, int64_t batch_size) { return (n + batch_size - 1) / batch_size; }
 
 // Checks lengths and counts; returns the number of samples.
 int64_t check_data(const Model& m, const char* fn, const TensorList& x, const TensorList& y, const Tensor& sw) {
@@ -44,12 +44,6 @@ void check_batch_size(const Model& m, const char* fn, int64_t batch_size) {
 TensorList rows(const TensorList& ts, int64_t lo, int64_t hi) {
   TensorList out;
   for (const auto& t : ts) out.push_back(t.slice_batch(lo, hi));
-  return out;
-}
-
-TensorList gather(const TensorList& ts, const Tensor& idx) {
-  TensorList out;
-  for (const auto& t : ts) out.push_back(ops::take(t, idx, 0));
   return out;
 }
 
@@ -239,7 +233,6 @@ History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOp
   int64_t n = check_data(*this, "fit", x_all, y_all, o.sample_weight);
   if (o.validation_split < 0 || o.validation_split >= 1)
     fail<ValueError>(where, "validation_split in [0, 1)", std::to_string(o.validation_split));
-  if (o.epochs < 0) fail<ValueError>(where, "epochs >= 0", std::to_string(o.epochs));
   Tensor sw_all = apply_class_weight(*this, y_all, o.sample_weight, o.class_weight);
 
   // Keras takes the validation split from the end, before shuffling.
@@ -255,22 +248,44 @@ History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOp
     y = rows(y_all, 0, n - n_val);
     sw = optional_rows(sw_all, 0, n - n_val);
     val = ValidationData(rows(x_all, n - n_val, n), rows(y_all, n - n_val, n), optional_rows(sw_all, n - n_val, n));
-    n -= n_val;
   }
-  if (val) check_data(*this, "fit (validation data)", val->x, val->y, val->sample_weight);
+  std::optional<TensorBatches> val_batches;
+  if (val) {
+    check_data(*this, "fit (validation data)", val->x, val->y, val->sample_weight);
+    val_batches.emplace(val->x, val->y, val->sample_weight, o.batch_size, false, 0);
+  }
+  // One shuffle seed per fit, drawn from the global generator: set_random_seed reproduces it.
+  TensorBatches train(x, y, sw, o.batch_size, o.shuffle, global_generator().next_seed());
+  return fit_loop(train, val_batches ? &*val_batches : nullptr, o);
+}
 
+History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
+  const std::string where = model_where(*this) + " fit";
+  if (!compiled()) fail<StateError>(where, "a compiled model", "an uncompiled one", "Call compile() before fit().");
+  if (o.validation_split > 0)
+    fail<ValueError>(where, "no validation_split with a Dataset", std::to_string(o.validation_split),
+                     "Split the Dataset with take()/skip() and pass validation_dataset.");
+  if (o.sample_weight.defined() || !o.class_weight.empty())
+    fail<ValueError>(where, "sample weights inside the Dataset's elements", "sample_weight/class_weight options",
+                     "Yield (x, y, sample_weight) elements.");
+  // The iterators own the pipeline threads: locals here, so they are joined on return or throw.
+  DatasetBatches train(dataset, o.steps_per_epoch, where);
+  std::optional<DatasetBatches> val;
+  if (o.validation_dataset) val.emplace(*o.validation_dataset, -1, where + " (validation)");
+  return fit_loop(train, val ? &*val : nullptr, o);
+}
+
+History Model::fit_loop(BatchSource& train, BatchSource* validation, const FitOptions& o) {
+  if (o.epochs < 0) fail<ValueError>(model_where(*this) + " fit", "epochs >= 0", std::to_string(o.epochs));
   auto history = std::make_shared<History>();
   CallbackList callbacks(o.callbacks);
   if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
   callbacks.add(history);
-  int64_t steps = num_batches(n, o.batch_size);
   callbacks.set_model(this);
-  callbacks.set_params({{"epochs", o.epochs}, {"steps", static_cast<double>(steps)}, {"verbose", o.verbose}});
+  callbacks.set_params({{"epochs", o.epochs}, {"steps", static_cast<double>(train.steps())}, {"verbose", o.verbose}});
 
   stop_training = false;
   resume_epoch.reset();
-  // One seed per fit; epoch e's order depends only on (seed, e), so a resumed run repeats it.
-  const uint64_t shuffle_seed = global_generator().next_seed();
   callbacks.on_train_begin({});
   const int first_epoch = resume_epoch.value_or(o.initial_epoch);
   resume_epoch.reset();
@@ -278,33 +293,23 @@ History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOp
   for (int epoch = first_epoch; epoch < o.epochs && !stop_training; ++epoch) {
     reset_metrics();
     callbacks.on_epoch_begin(epoch, {});
-    std::vector<int64_t> order(static_cast<size_t>(n));
-    std::iota(order.begin(), order.end(), 0);
-    if (o.shuffle) {
-      Generator gen(shuffle_seed + static_cast<uint64_t>(epoch) * 0x9E3779B97F4A7C15ull);
-      uint32_t w[4];
-      for (int64_t i = n - 1; i > 0; --i) {
-        philox4x32(gen.seed(), gen.advance(1), w);
-        uint64_t r = (static_cast<uint64_t>(w[0]) << 32) | w[1];
-        std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(r % static_cast<uint64_t>(i + 1))]);
-      }
+    train.begin_epoch(epoch);
+    int step = 0;
+    while (!stop_training) {
+      auto batch = train.next();
+      if (!batch) break;
+      callbacks.on_train_batch_begin(step, {});
+      Logs logs = train_step(batch->x, batch->y, batch->sample_weight);
+      callbacks.on_train_batch_end(step++, logs);
     }
-    for (int64_t b = 0; b < steps && !stop_training; ++b) {
-      callbacks.on_train_batch_begin(static_cast<int>(b), {});
-      int64_t lo = b * o.batch_size, hi = std::min(n, lo + o.batch_size);
-      Logs logs;
-      if (o.shuffle) {
-        Tensor idx = Tensor::from_vector(std::vector<int64_t>(order.begin() + lo, order.begin() + hi));
-        logs = train_step(gather(x, idx), gather(y, idx), sw.defined() ? ops::take(sw, idx, 0) : Tensor());
-      } else {
-        logs = train_step(rows(x, lo, hi), rows(y, lo, hi), optional_rows(sw, lo, hi));
-      }
-      callbacks.on_train_batch_end(static_cast<int>(b), logs);
+    if (train.ran_out()) {
+      std::fprintf(stderr, "%s fit: your input ran out of data; interrupting training.\n", model_where(*this).c_str());
+      stop_training = true;
     }
     epoch_logs = collect_metrics();
-    if (val) {
+    if (validation) {
       // Keras runs validation through evaluate with the fit callbacks: test hooks fire.
-      Logs val_logs = run_test_loop(val->x, val->y, val->sample_weight, o.batch_size, callbacks, -1);
+      Logs val_logs = run_test_loop(*validation, callbacks, -1);
       for (const auto& [k, v] : val_logs.items()) epoch_logs.set("val_" + k, v);
     }
     callbacks.on_epoch_end(epoch, epoch_logs);
@@ -313,25 +318,46 @@ History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOp
   return *history;
 }
 
-Logs Model::run_test_loop(const TensorList& x, const TensorList& y, const Tensor& sw, int64_t batch_size,
-                          CallbackList& callbacks, int verbose) {
-  int64_t n = x[0].dim(0);
-  int64_t steps = num_batches(n, batch_size);
+Logs Model::run_test_loop(BatchSource& batches, CallbackList& callbacks, int verbose) {
   if (verbose >= 0) {  // verbose -1: inside fit, whose params (epochs, steps) stay in force
     callbacks.set_model(this);
-    callbacks.set_params({{"steps", static_cast<double>(steps)}, {"verbose", verbose}});
+    callbacks.set_params({{"steps", static_cast<double>(batches.steps())}, {"verbose", verbose}});
   }
   reset_metrics();
   callbacks.on_test_begin({});
-  for (int64_t b = 0; b < steps; ++b) {
-    callbacks.on_test_batch_begin(static_cast<int>(b), {});
-    int64_t lo = b * batch_size, hi = std::min(n, lo + batch_size);
-    test_step(rows(x, lo, hi), rows(y, lo, hi), optional_rows(sw, lo, hi));
-    callbacks.on_test_batch_end(static_cast<int>(b), collect_metrics());
+  batches.begin_epoch(0);
+  int step = 0;
+  while (auto batch = batches.next()) {
+    callbacks.on_test_batch_begin(step, {});
+    test_step(batch->x, batch->y, batch->sample_weight);
+    callbacks.on_test_batch_end(step++, collect_metrics());
   }
   Logs logs = collect_metrics();
   callbacks.on_test_end(logs);
   return logs;
+}
+
+TensorList Model::run_predict_loop(BatchSource& batches, const PredictOptions& o) {
+  CallbackList callbacks(o.callbacks);
+  if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
+  callbacks.set_model(this);
+  callbacks.set_params({{"steps", static_cast<double>(batches.steps())}, {"verbose", o.verbose}});
+  callbacks.on_predict_begin({});
+  std::vector<TensorList> parts;  // per output
+  batches.begin_epoch(0);
+  int step = 0;
+  while (auto batch = batches.next()) {
+    callbacks.on_predict_batch_begin(step, {});
+    TensorList out = predict_on_batch(batch->x);
+    parts.resize(out.size());
+    for (size_t i = 0; i < out.size(); ++i) parts[i].push_back(out[i]);
+    callbacks.on_predict_batch_end(step++, {});
+  }
+  callbacks.on_predict_end({});
+  NoGradGuard no_grad;
+  TensorList result;
+  for (auto& p : parts) result.push_back(p.size() == 1 ? p[0] : ops::concatenate(p, 0));
+  return result;
 }
 
 Logs Model::evaluate(const Tensor& x, const Tensor& y, const EvaluateOptions& o) {
@@ -346,7 +372,26 @@ Logs Model::evaluate(const TensorList& x, const TensorList& y, const EvaluateOpt
   check_data(*this, "evaluate", x, y, o.sample_weight);
   CallbackList callbacks(o.callbacks);
   if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
-  return run_test_loop(x, y, o.sample_weight, o.batch_size, callbacks, o.verbose);
+  TensorBatches batches(x, y, o.sample_weight, o.batch_size, false, 0);
+  return run_test_loop(batches, callbacks, o.verbose);
+}
+
+Logs Model::evaluate(const data::Dataset& dataset, const EvaluateOptions& o) {
+  const std::string where = model_where(*this) + " evaluate";
+  if (!compiled())
+    fail<StateError>(where, "a compiled model", "an uncompiled one", "Call compile() before evaluate().");
+  CallbackList callbacks(o.callbacks);
+  if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
+  DatasetBatches batches(dataset, -1, where);
+  return run_test_loop(batches, callbacks, o.verbose);
+}
+
+Tensor Model::predict(const data::Dataset& dataset, const PredictOptions& o) {
+  DatasetBatches batches(dataset, -1, model_where(*this) + " predict");
+  TensorList out = run_predict_loop(batches, o);
+  if (out.size() != 1)
+    fail<ValueError>(model_where(*this) + " predict", "a single-output model", std::to_string(out.size()) + " outputs");
+  return out[0];
 }
 
 Tensor Model::predict(const Tensor& x, const PredictOptions& o) {
@@ -359,27 +404,9 @@ Tensor Model::predict(const Tensor& x, const PredictOptions& o) {
 
 TensorList Model::predict(const TensorList& x, const PredictOptions& o) {
   check_batch_size(*this, "predict", o.batch_size);
-  int64_t n = check_data(*this, "predict", x, {}, Tensor());
-  CallbackList callbacks(o.callbacks);
-  if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
-  int64_t steps = num_batches(n, o.batch_size);
-  callbacks.set_model(this);
-  callbacks.set_params({{"steps", static_cast<double>(steps)}, {"verbose", o.verbose}});
-  callbacks.on_predict_begin({});
-  std::vector<TensorList> parts;  // per output
-  for (int64_t b = 0; b < steps; ++b) {
-    callbacks.on_predict_batch_begin(static_cast<int>(b), {});
-    int64_t lo = b * o.batch_size, hi = std::min(n, lo + o.batch_size);
-    TensorList out = predict_on_batch(rows(x, lo, hi));
-    parts.resize(out.size());
-    for (size_t i = 0; i < out.size(); ++i) parts[i].push_back(out[i]);
-    callbacks.on_predict_batch_end(static_cast<int>(b), {});
-  }
-  callbacks.on_predict_end({});
-  NoGradGuard no_grad;
-  TensorList result;
-  for (auto& p : parts) result.push_back(p.size() == 1 ? p[0] : ops::concatenate(p, 0));
-  return result;
+  check_data(*this, "predict", x, {}, Tensor());
+  TensorBatches batches(x, {}, Tensor(), o.batch_size, false, 0);
+  return run_predict_loop(batches, o);
 }
 
 Logs Model::train_on_batch(const Tensor& x, const Tensor& y) { return train_on_batch(TensorList{x}, TensorList{y}); }
