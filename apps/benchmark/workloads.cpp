@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.h"
+#include "keras/resnet.h"
 
 namespace bench {
 namespace {
@@ -61,6 +62,28 @@ std::shared_ptr<k::Model> build_mlp() {
       k::layers::Dense({.units = 10}),
   });
   compile_for_benchmark(*model);
+  return model;
+}
+
+std::shared_ptr<k::Model> build_cnn() {
+  auto model = std::make_shared<k::Sequential>(std::initializer_list<k::SequentialEntry>{
+      k::layers::Input({28, 28, 1}),
+      k::layers::Conv2D({.filters = 32, .kernel_size = 3, .activation = "relu"}),
+      k::layers::Conv2D({.filters = 64, .kernel_size = 3, .activation = "relu"}),
+      k::layers::MaxPooling2D({.pool_size = 2}),
+      k::layers::Flatten(),
+      k::layers::Dense({.units = 128, .activation = "relu"}),
+      k::layers::Dense({.units = 10}),
+  });
+  compile_for_benchmark(*model);
+  return model;
+}
+
+// torch_bench's resnet workload trains with SGD 0.1, momentum 0.9.
+std::shared_ptr<k::Model> build_resnet() {
+  auto model = k::applications::ResNet20({.classifier_activation = "linear"});
+  model->compile({.optimizer = k::optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9}),
+                  .loss = k::losses::SparseCategoricalCrossentropy({.from_logits = true})});
   return model;
 }
 
@@ -124,13 +147,12 @@ const std::vector<Workload>& workloads() {
   static const std::vector<Workload> table = {
       {"mlp", "Dense 512 relu, Dense 512 relu, Dense 10 (logits)", {784}, 128, "Adam 1e-3",
        dense_macs(784, {512, 512, 10}), build_mlp},
-      // Not built yet on our side (Conv2D / MaxPooling2D / BatchNormalization layers pending).
       {"cnn", "Conv2D 32 3x3 relu, Conv2D 64 3x3 relu, MaxPool 2, Flatten, Dense 128 relu, Dense 10",
        {28, 28, 1}, 128, "Adam 1e-3",
        conv_macs(26, 26, 32, 1, 3, 3) + conv_macs(24, 24, 64, 32, 3, 3) + dense_macs(12 * 12 * 64, {128, 10}),
-       nullptr},
+       build_cnn},
       {"resnet", "ResNet-20 (3 stages x 3 basic blocks, 16/32/64 filters, BatchNorm)", {32, 32, 3}, 64,
-       "SGD 0.1, momentum 0.9", resnet20_macs(), nullptr},
+       "SGD 0.1, momentum 0.9", resnet20_macs(), build_resnet},
   };
   return table;
 }
