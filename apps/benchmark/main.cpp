@@ -205,6 +205,8 @@ Sample run_torch(const Options& o, double peak_gflops) {
                                    "--warmup", std::to_string(o.timing.warmup), "--min-time",
                                    std::to_string(o.timing.min_time)};
   if (peak_gflops > 0) args.insert(args.end(), {"--peak-gflops", std::to_string(peak_gflops)});
+  // PyTorch's best configuration for convolutions is channels_last (our layout is NHWC too).
+  if (o.workload != "mlp") args.insert(args.end(), {"--memory-format", "channels_last"});
   std::vector<std::pair<std::string, std::string>> env;
   if (plus_malloc) env.emplace_back("GLIBC_TUNABLES", kTunedMalloc);
   if (!o.wait_policy.empty()) env.emplace_back("OMP_WAIT_POLICY", o.wait_policy);
