@@ -69,19 +69,9 @@ json Conv1DImpl::get_config() const {
   c["filters"] = o.filters;
   c["kernel_size"] = json::array({o.kernel_size});
   c["strides"] = json::array({o.strides});
-  c["padding"] = o.padding;
-  c["data_format"] = o.data_format;
   c["dilation_rate"] = json::array({o.dilation_rate});
   c["groups"] = o.groups;
-  c["activation"] = o.activation;
-  c["use_bias"] = o.use_bias;
-  c["kernel_initializer"] = initializers::serialize(o.kernel_initializer.ptr());
-  c["bias_initializer"] = initializers::serialize(o.bias_initializer.ptr());
-  c["kernel_regularizer"] = regularizers::serialize(o.kernel_regularizer.ptr());
-  c["bias_regularizer"] = regularizers::serialize(o.bias_regularizer.ptr());
-  c["activity_regularizer"] = regularizers::serialize(o.activity_regularizer.ptr());
-  c["kernel_constraint"] = o.kernel_constraint;
-  c["bias_constraint"] = o.bias_constraint;
+  conv::write_common_keys(o, c);
   return c;
 }
 
@@ -95,19 +85,9 @@ Conv1DOptions conv1d_options_from_config(const json& c) {
   if (!c.contains("kernel_size")) fail<ValueError>(where, "a 'kernel_size'", "none");
   o.kernel_size = conv::int_from_config(c, "kernel_size", 0, where);
   o.strides = conv::int_from_config(c, "strides", 1, where);
-  o.padding = c.value("padding", std::string("valid"));
-  if (c.contains("data_format") && c["data_format"].is_string()) o.data_format = c["data_format"];
   o.dilation_rate = conv::int_from_config(c, "dilation_rate", 1, where);
   o.groups = c.value("groups", int64_t{1});
-  if (c.contains("activation")) o.activation = config::activation_from_config(c["activation"]);
-  o.use_bias = c.value("use_bias", true);
-  if (c.contains("kernel_initializer")) o.kernel_initializer = initializers::from_config(c["kernel_initializer"]);
-  if (c.contains("bias_initializer")) o.bias_initializer = initializers::from_config(c["bias_initializer"]);
-  if (c.contains("kernel_regularizer")) o.kernel_regularizer = regularizers::from_config(c["kernel_regularizer"]);
-  if (c.contains("bias_regularizer")) o.bias_regularizer = regularizers::from_config(c["bias_regularizer"]);
-  if (c.contains("activity_regularizer")) o.activity_regularizer = regularizers::from_config(c["activity_regularizer"]);
-  o.kernel_constraint = c.value("kernel_constraint", json(nullptr));
-  o.bias_constraint = c.value("bias_constraint", json(nullptr));
+  conv::read_common_keys(c, o);
   return o;
 }
 

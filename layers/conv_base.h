@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "layers/initializers.h"
 #include "layers/layer.h"
+#include "layers/layer_config.h"
+#include "layers/regularizers.h"
 #include "layers/spatial_args.h"
 
 namespace keras::layers {
@@ -46,6 +49,39 @@ Tensor from_channels_last(const Tensor& y, const std::string& data_format);
 
 // Constraints are stored in the config but not applied yet: they must be null.
 void check_no_constraint(const std::string& where, const json& constraint);
+
+// The keys Conv1D, Conv2D and Conv2DTranspose share (padding, data_format, activation, use_bias,
+// kernel/bias initializers and regularizers, activity_regularizer, constraints), written from and
+// read into their options structs.
+template <class Options>
+void write_common_keys(const Options& o, json& c) {
+  c["padding"] = o.padding;
+  c["data_format"] = o.data_format;
+  c["activation"] = o.activation;
+  c["use_bias"] = o.use_bias;
+  c["kernel_initializer"] = initializers::serialize(o.kernel_initializer.ptr());
+  c["bias_initializer"] = initializers::serialize(o.bias_initializer.ptr());
+  c["kernel_regularizer"] = regularizers::serialize(o.kernel_regularizer.ptr());
+  c["bias_regularizer"] = regularizers::serialize(o.bias_regularizer.ptr());
+  c["activity_regularizer"] = regularizers::serialize(o.activity_regularizer.ptr());
+  c["kernel_constraint"] = o.kernel_constraint;
+  c["bias_constraint"] = o.bias_constraint;
+}
+
+template <class Options>
+void read_common_keys(const json& c, Options& o) {
+  o.padding = c.value("padding", std::string("valid"));
+  if (c.contains("data_format") && c["data_format"].is_string()) o.data_format = c["data_format"];
+  if (c.contains("activation")) o.activation = config::activation_from_config(c["activation"]);
+  o.use_bias = c.value("use_bias", true);
+  if (c.contains("kernel_initializer")) o.kernel_initializer = initializers::from_config(c["kernel_initializer"]);
+  if (c.contains("bias_initializer")) o.bias_initializer = initializers::from_config(c["bias_initializer"]);
+  if (c.contains("kernel_regularizer")) o.kernel_regularizer = regularizers::from_config(c["kernel_regularizer"]);
+  if (c.contains("bias_regularizer")) o.bias_regularizer = regularizers::from_config(c["bias_regularizer"]);
+  if (c.contains("activity_regularizer")) o.activity_regularizer = regularizers::from_config(c["activity_regularizer"]);
+  o.kernel_constraint = c.value("kernel_constraint", json(nullptr));
+  o.bias_constraint = c.value("bias_constraint", json(nullptr));
+}
 
 }  // namespace conv
 }  // namespace keras::layers
