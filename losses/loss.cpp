@@ -1,8 +1,7 @@
 #include "losses/loss.h"
 
-#include <map>
-#include <mutex>
 
+#include "backend/named_registry.h"
 #include "backend/ops.h"
 
 namespace keras::losses {
@@ -37,14 +36,8 @@ Shape without_last(Shape s) {
   return s;
 }
 
-struct Registry {
-  std::mutex mutex;
-  std::map<std::string, LossFactory> factories;    // by class name
-  std::map<std::string, std::string> aliases;      // snake_case name -> class name
-};
-
-Registry& registry() {
-  static Registry r;
+NamedRegistry<LossFactory>& registry() {
+  static NamedRegistry<LossFactory> r;
   return r;
 }
 
@@ -146,28 +139,12 @@ Tensor reduce_weighted_values(const Tensor& values_in, const Tensor& sample_weig
 // ---- registry ----
 
 void register_loss(const std::string& class_name, LossFactory factory, const std::vector<std::string>& aliases) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.factories[class_name] = std::move(factory);
-  for (const auto& a : aliases) r.aliases[a] = class_name;
+  registry().add(class_name, std::move(factory), aliases);
 }
 
-std::string canonical_class_name(const std::string& identifier) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (r.factories.count(identifier)) return identifier;
-  auto it = r.aliases.find(identifier);
-  return it == r.aliases.end() ? std::string() : it->second;
-}
+std::string canonical_class_name(const std::string& identifier) { return registry().canonical(identifier); }
 
-std::vector<std::string> registered_losses() {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  std::vector<std::string> out;
-  for (const auto& [name, f] : r.factories) out.push_back(name);
-  for (const auto& [alias, cls] : r.aliases) out.push_back(alias);
-  return out;
-}
+std::vector<std::string> registered_losses() { return registry().names(); }
 
 namespace {
 LossPtr make(const std::string& identifier, const json& config) {
@@ -175,13 +152,7 @@ LossPtr make(const std::string& identifier, const json& config) {
   if (cls.empty())
     fail<ValueError>("losses::get", "a known loss (" + join(registered_losses()) + ")", "'" + identifier + "'",
                      "Custom losses must be registered with losses::register_loss.");
-  LossFactory factory;
-  {
-    Registry& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    factory = r.factories.at(cls);
-  }
-  return factory(config);
+  return registry().factory(cls)(config);
 }
 }  // namespace
 

@@ -1,20 +1,13 @@
 #include "metrics/metric.h"
 
-#include <map>
-#include <mutex>
+#include "backend/named_registry.h"
 
 namespace keras::metrics {
 
 namespace {
 
-struct Registry {
-  std::mutex mutex;
-  std::map<std::string, MetricFactory> factories;  // by class name
-  std::map<std::string, std::string> aliases;      // function name -> class name
-};
-
-Registry& registry() {
-  static Registry r;
+NamedRegistry<MetricFactory>& registry() {
+  static NamedRegistry<MetricFactory> r;
   return r;
 }
 
@@ -29,13 +22,7 @@ MetricPtr make(const std::string& identifier, const json& config) {
   if (cls.empty())
     fail<ValueError>("metrics::get", "a known metric (" + join(registered_metrics()) + ")", "'" + identifier + "'",
                      "Custom metrics must be registered with metrics::register_metric.");
-  MetricFactory factory;
-  {
-    Registry& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    factory = r.factories.at(cls);
-  }
-  return factory(config);
+  return registry().factory(cls)(config);
 }
 
 }  // namespace
@@ -63,28 +50,12 @@ void read_base_config(const json& config, std::string& name, std::string& dtype)
 }
 
 void register_metric(const std::string& class_name, MetricFactory factory, const std::vector<std::string>& aliases) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.factories[class_name] = std::move(factory);
-  for (const auto& a : aliases) r.aliases[a] = class_name;
+  registry().add(class_name, std::move(factory), aliases);
 }
 
-std::string canonical_class_name(const std::string& identifier) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (r.factories.count(identifier)) return identifier;
-  auto it = r.aliases.find(identifier);
-  return it == r.aliases.end() ? std::string() : it->second;
-}
+std::string canonical_class_name(const std::string& identifier) { return registry().canonical(identifier); }
 
-std::vector<std::string> registered_metrics() {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  std::vector<std::string> out;
-  for (const auto& [name, f] : r.factories) out.push_back(name);
-  for (const auto& [alias, cls] : r.aliases) out.push_back(alias);
-  return out;
-}
+std::vector<std::string> registered_metrics() { return registry().names(); }
 
 MetricPtr get(const std::string& identifier) {
   MetricPtr m = make(identifier, json::object());
