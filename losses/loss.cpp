@@ -1,6 +1,5 @@
 #include "losses/loss.h"
 
-
 #include "backend/named_registry.h"
 #include "backend/ops.h"
 
