@@ -15,11 +15,7 @@ Conv1DImpl::Conv1DImpl(Conv1DOptions o) : Layer(config::base_options(o)), option
   if (op.groups < 1 || op.filters % op.groups != 0)
     fail<ValueError>(where(), "groups >= 1 dividing filters (" + std::to_string(op.filters) + ")",
                      "groups " + std::to_string(op.groups));
-  if (!ops::is_activation(op.activation)) fail<ValueError>(where(), "a known activation", "'" + op.activation + "'");
-  if (!op.kernel_initializer) fail<ValueError>(where(), "a kernel_initializer", "none");
-  if (op.use_bias && !op.bias_initializer) fail<ValueError>(where(), "a bias_initializer", "none");
-  conv::check_no_constraint(where(), op.kernel_constraint);
-  conv::check_no_constraint(where(), op.bias_constraint);
+  conv::check_common_options(where(), op);
 }
 
 void Conv1DImpl::validate_input(const std::vector<Shape>& shapes) const {

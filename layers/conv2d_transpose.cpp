@@ -19,11 +19,7 @@ Conv2DTransposeImpl::Conv2DTransposeImpl(Conv2DTransposeOptions o)
                        "output_padding " + conv::pair_to_json(p).dump() + " with strides " +
                            conv::pair_to_json(op.strides).dump());
   }
-  if (!ops::is_activation(op.activation)) fail<ValueError>(where(), "a known activation", "'" + op.activation + "'");
-  if (!op.kernel_initializer) fail<ValueError>(where(), "a kernel_initializer", "none");
-  if (op.use_bias && !op.bias_initializer) fail<ValueError>(where(), "a bias_initializer", "none");
-  conv::check_no_constraint(where(), op.kernel_constraint);
-  conv::check_no_constraint(where(), op.bias_constraint);
+  conv::check_common_options(where(), op);
 }
 
 void Conv2DTransposeImpl::validate_input(const std::vector<Shape>& shapes) const {

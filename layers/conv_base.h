@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/ops.h"
 #include "layers/initializers.h"
 #include "layers/layer.h"
 #include "layers/layer_config.h"
@@ -66,6 +67,17 @@ void write_common_keys(const Options& o, json& c) {
   c["activity_regularizer"] = regularizers::serialize(o.activity_regularizer.ptr());
   c["kernel_constraint"] = o.kernel_constraint;
   c["bias_constraint"] = o.bias_constraint;
+}
+
+// Checks the common options at construction: a known activation, initializers present, no
+// constraints. ValueError / NotImplementedError naming `where`.
+template <class Options>
+void check_common_options(const std::string& where, const Options& o) {
+  if (!ops::is_activation(o.activation)) fail<ValueError>(where, "a known activation", "'" + o.activation + "'");
+  if (!o.kernel_initializer) fail<ValueError>(where, "a kernel_initializer", "none");
+  if (o.use_bias && !o.bias_initializer) fail<ValueError>(where, "a bias_initializer", "none");
+  check_no_constraint(where, o.kernel_constraint);
+  check_no_constraint(where, o.bias_constraint);
 }
 
 template <class Options>
