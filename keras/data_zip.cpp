@@ -112,10 +112,14 @@ std::string deflate_raw(const std::string& data, const std::string& where) {
 }  // namespace
 
 std::vector<Entry> read_archive(const std::string& path) {
-  const std::string where = "zip archive '" + path + "'";
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail<IOError>(where, "a readable file", "a missing or unreadable file");
+  if (!in) fail<IOError>("zip archive '" + path + "'", "a readable file", "a missing or unreadable file");
   std::string buf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return read_archive_bytes(buf, path);
+}
+
+std::vector<Entry> read_archive_bytes(const std::string& buf, const std::string& name) {
+  const std::string where = "zip archive '" + name + "'";
   Reader r{buf, where};
 
   // The end record sits in the last 22 + 65535 (comment) bytes; search backwards for it.
@@ -155,6 +159,9 @@ std::vector<Entry> read_archive(const std::string& path) {
     if (p + 46 + name_len > buf.size()) fail<IOError>(where, "a complete central directory", "a truncated entry name");
     entry.name = buf.substr(p + 46, name_len);
     const std::string ewhere = where + ", entry '" + entry.name + "'";
+    if (!is_safe_entry_name(entry.name))
+      fail<IOError>(ewhere, "a relative path inside the archive", "a name that is empty, absolute or escapes it with '..'",
+                    "The archive is corrupt or crafted; it is not read.");
     // Zip64 extra field: the 64-bit values of the fields saturated at 0xFFFFFFFF, in this order.
     for (uint64_t x = p + 46 + name_len; x + 4 <= p + 46 + name_len + extra_len;) {
       uint64_t id = r.u(x, 2), len = r.u(x + 2, 2), q = x + 4;
@@ -177,6 +184,11 @@ std::vector<Entry> read_archive(const std::string& path) {
       if (comp != size) fail<IOError>(ewhere, "equal sizes for a stored entry", std::to_string(comp) + " and " + std::to_string(size));
       entry.data = buf.substr(data_at, size);
     } else if (method == 8) {
+      // Deflate expands at most ~1032:1; a larger claimed size is corruption, not a reason to
+      // allocate gigabytes.
+      if (size > comp * 1032 + 1024)
+        fail<IOError>(ewhere, "an uncompressed size deflate can produce from " + std::to_string(comp) + " bytes",
+                      std::to_string(size), "The archive is corrupt.");
       entry.data = inflate_raw(buf.data() + data_at, comp, size, ewhere);
     } else {
       fail<IOError>(ewhere, "compression method 0 (stored) or 8 (deflate)", "method " + std::to_string(method));
@@ -188,8 +200,8 @@ std::vector<Entry> read_archive(const std::string& path) {
   return entries;
 }
 
-void write_archive(const std::string& path, const std::vector<Entry>& entries, bool compress) {
-  const std::string where = "zip archive '" + path + "'";
+std::string archive_bytes(const std::vector<Entry>& entries, bool compress, const std::string& name) {
+  const std::string where = "zip archive '" + name + "'";
   std::string out, central;
   for (const auto& e : entries) {
     const std::string ewhere = where + ", entry '" + e.name + "'";
@@ -235,6 +247,25 @@ void write_archive(const std::string& path, const std::vector<Entry>& entries, b
   put(out, central.size(), 4);
   put(out, cd_offset, 4);
   put(out, 0, 2);
+  return out;
+}
+
+bool is_safe_entry_name(const std::string& name) {
+  if (name.empty() || name[0] == '/' || name[0] == '\\' || name.find('\0') != std::string::npos) return false;
+  if (name.size() > 1 && name[1] == ':') return false;  // a Windows drive letter
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find_first_of("/\\", start);
+    if (end == std::string::npos) end = name.size();
+    if (name.compare(start, end - start, "..") == 0 && end - start == 2) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+void write_archive(const std::string& path, const std::vector<Entry>& entries, bool compress) {
+  const std::string where = "zip archive '" + path + "'";
+  const std::string out = archive_bytes(entries, compress, path);
   // Written aside and renamed, so a failed write never leaves a half archive under `path`.
   const std::string tmp = path + ".tmp";
   {

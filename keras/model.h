@@ -26,6 +26,9 @@ namespace keras {
 
 class BatchSource;
 namespace optimizers { class Optimizer; }
+struct SaveOptions;
+struct LoadWeightsOptions;
+struct LoadReport;
 namespace losses { class Loss; }
 namespace metrics { class Metric; }
 
@@ -144,6 +147,8 @@ class Model : public Layer {
   Logs test_on_batch(const TensorList& x, const TensorList& y, const Tensor& sample_weight = {});
   Tensor predict_on_batch(const Tensor& x);
   TensorList predict_on_batch(const TensorList& x);
+  // The arguments compile() was given (StateError before compile).
+  const CompileOptions& compile_options() const;
   optimizers::Optimizer* optimizer() const;
   // The loss of output 0 (all outputs when one loss was given).
   losses::Loss* loss() const;
@@ -158,6 +163,18 @@ class Model : public Layer {
 
   // Prints the Keras summary table (layers, output shapes, parameter counts).
   void summary(std::ostream& os = std::cout) const;
+
+  // ---- saving (keras/saving.h has the contracts; include it or keras/keras.h to use these) ----
+  // save_model(*this, path[, options]): ".keras" or ".h5".
+  void save(const std::string& path) const;
+  void save(const std::string& path, const SaveOptions& options) const;
+  // save_weights(*this, path): ".weights.h5" or a legacy ".h5".
+  void save_weights(const std::string& path) const;
+  // load_weights(*this, path[, options]); all-or-nothing, returns what was loaded/skipped/missing.
+  LoadReport load_weights(const std::string& path);
+  LoadReport load_weights(const std::string& path, const LoadWeightsOptions& options);
+  // The Keras 3 JSON config (to_json(*this)).
+  std::string to_json() const;
 
  protected:
   // For Sequential (graph set later) and subclassed models (a user class overriding call()).

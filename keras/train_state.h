@@ -15,6 +15,7 @@ namespace keras {
 
 struct Model::TrainState {
   bool compiled = false;
+  CompileOptions given;  // as passed to compile(), for the saved compile config
   std::shared_ptr<optimizers::Optimizer> optimizer;
   std::vector<std::shared_ptr<losses::Loss>> losses;  // one per output
   std::vector<double> loss_weights;                   // one per output

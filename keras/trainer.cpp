@@ -75,6 +75,10 @@ Tensor apply_class_weight(const Model& m, const TensorList& y, const Tensor& sam
 
 bool Model::compiled() const { return train_->compiled; }
 optimizers::Optimizer* Model::optimizer() const { return train_->optimizer.get(); }
+const CompileOptions& Model::compile_options() const {
+  if (!compiled()) fail<StateError>(model_where(*this), "a compiled model", "an uncompiled one", "Call compile() first.");
+  return train_->given;
+}
 losses::Loss* Model::loss() const { return train_->losses.empty() ? nullptr : train_->losses[0].get(); }
 
 std::vector<std::shared_ptr<metrics::Metric>> Model::metrics() const {
@@ -114,6 +118,8 @@ void Model::compile(const CompileOptions& o) {
   // Re-compiling after a trainability change: slots for the new trainable set (kept by path).
   if (fresh.optimizer->built()) fresh.optimizer->build(trainable_weights());
   fresh.compiled = true;
+  fresh.given = o;
+  fresh.given.optimizer = fresh.optimizer;  // the object that holds the state, not its name
   st = std::move(fresh);
   stop_training = false;
 }
