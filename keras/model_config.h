@@ -35,7 +35,8 @@ using json = nlohmann::json;
 // A model subclass is written as its registered class (custom object) when it is registered.
 // Throws NotImplementedError for a layer that cannot be serialized (OpLayer: keras ops on
 // KerasTensors), TypeError for a class not in the layer registry (a subclassed model, an
-// unregistered custom layer), StateError for a Sequential with no layers.
+// unregistered custom layer). An unbuilt Sequential is written without InputLayer and build
+// shapes, as Keras does.
 json serialize_model(const Model& model);
 
 // The Keras 2 schema of a Keras 3 model object (what tf.keras writes into a legacy .h5

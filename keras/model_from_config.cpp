@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <typeinfo>
 
 #include "keras/model_config.h"
 #include "keras/sequential.h"
@@ -44,7 +45,17 @@ LayerPtr layer_from_entry(const json& entry, const std::string& where) {
     std::string r = entry["registered_name"].get<std::string>();
     if (r.find('>') != std::string::npos) name = r;
   }
-  return layer_from_config(name, config);
+  // Name the entry in the layer's own errors; the type stays (a ShapeError is passed on as is).
+  try {
+    return layer_from_config(name, config);
+  } catch (const TypeError& e) {
+    throw TypeError(where + ": " + e.what());
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(where + ": " + e.what());
+  } catch (const ValueError& e) {
+    if (typeid(e) != typeid(ValueError)) throw;
+    throw ValueError(where + ": " + e.what());
+  }
 }
 
 // A reference to one output of one call: [layer, node, tensor].

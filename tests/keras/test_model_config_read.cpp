@@ -252,7 +252,10 @@ TEST(ModelConfigErrors, CycleIsReported) {
 TEST(ModelConfigErrors, UnknownClassListsRegisteredOnes) {
   json bad = json::parse(kKeras3Functional);
   bad["config"]["layers"][1]["class_name"] = "Lambda";
-  expect_error<TypeError>([&] { model_from_config(bad); }, {"'Lambda'", "Dense", "Conv2D"});
+  expect_error<TypeError>([&] { model_from_config(bad); }, {"layers[1] ('dense')", "'Lambda'", "Dense", "Conv2D"});
+  bad = json::parse(kKeras3Functional);
+  bad["config"]["layers"][1]["config"].erase("units");
+  expect_error<ValueError>([&] { model_from_config(bad); }, {"layers[1] ('dense')", "'units'"});
   expect_error<TypeError>([] { model_from_config(json::parse(R"({"class_name": "NoSuchModel", "config": {}})")); },
                           {"'NoSuchModel'"});
   expect_error<TypeError>([] { model_from_config(json::parse(R"({"class_name": "Dense", "config": {"units": 2}})")); },
