@@ -301,7 +301,7 @@ std::shared_ptr<Model> functional_at(const json& config, const std::string& wher
 
 // Sequential: {"name", "layers", ...} or (Keras <= 2.2) a bare list of layers. The input comes
 // from a leading InputLayer, a Keras 2 first layer's batch_input_shape, the Keras 3
-// build_input_shape, or the first layer's build_config, in that order.
+// build_input_shape, the first layer's build_config, or a built first model's input, in that order.
 std::shared_ptr<Model> sequential_at(const json& config, const std::string& where, const json& build_config) {
   const bool bare = config.is_array();
   if (!bare && (!config.is_object() || !config.contains("layers") || !config["layers"].is_array()))
@@ -324,6 +324,9 @@ std::shared_ptr<Model> sequential_at(const json& config, const std::string& wher
              first["build_config"].contains("input_shape") && first["build_config"]["input_shape"].is_array() &&
              (first["build_config"]["input_shape"].empty() || !first["build_config"]["input_shape"][0].is_array()))
       input_shape = config::shape_from_json(first["build_config"]["input_shape"], where + " layers[0] build_config");
+    else if (auto backbone = std::dynamic_pointer_cast<Model>(stack[0]); backbone && backbone->built() &&
+             backbone->inputs().size() == 1)
+      input_shape = backbone->inputs()[0].shape;  // a built model first: its input
   }
   std::string name = !bare && config.contains("name") && config["name"].is_string() ? config["name"].get<std::string>() : "";
   auto model = std::make_shared<Sequential>(stack, name);

@@ -201,3 +201,21 @@ TEST(ModelConfig, FrozenLayersAndModelsKeepTheirFlag) {
   EXPECT_EQ(rebuilt->trainable_weights().size(), 2u);
   EXPECT_EQ(serialize_model(*rebuilt), serialize_model(model));
 }
+
+TEST(ModelConfig, SequentialAroundAFunctionalBackbone) {
+  auto ii = L::Input({4});
+  auto backbone = std::make_shared<Model>(ii, L::Dense({.units = 3, .activation = "relu", .name = "bd"})(ii), "backbone");
+  Sequential model(std::vector<LayerPtr>{backbone, L::Dense({.units = 2, .name = "top"})}, "clf");
+  model.build_for({-1, 4});
+  json k3 = serialize_model(model);
+  ASSERT_EQ(k3["config"]["layers"].size(), 3u);
+  EXPECT_EQ(k3["config"]["layers"][1]["class_name"], "Functional");
+  EXPECT_FALSE(k3["config"]["layers"][1].contains("inbound_nodes"));
+  check_round_trips(model, {sample({3, 4}, 8)});
+  // Without the InputLayer entry, the backbone's input builds the Sequential.
+  json k2 = to_keras2(k3);
+  k2["config"]["layers"].erase(0);
+  auto rebuilt = model_from_config(k2);
+  ASSERT_TRUE(rebuilt->built());
+  expect_same_predictions(model, *rebuilt, {sample({3, 4}, 8)});
+}
