@@ -14,7 +14,8 @@ NAME.GEN.json = {
 The C++ test rebuilds each config with model_from_config, sets the weights by layer name and
 compares its predictions with Keras's. Models cover Sequential, a CNN of most layer classes, two
 inputs with a shared layer, nested Functional models (called twice, used as outputs), a nested
-Sequential, shared layers at different depths, and a frozen nested Sequential.
+Sequential, shared layers at different depths, a frozen nested Sequential, and a zoo of the
+remaining layer classes.
 """
 import json
 import os
@@ -77,6 +78,17 @@ def models(K, gen):
     seq = K.Sequential([K.Input((4,)), L.Dense(3, name="s1")], name="inner_seq")
     x = K.Input((4,), name="x")
     yield "seq_out", K.Model(x, seq(x), name="seq_out"), [(4,)]
+    x = K.Input((8, 3), name="seq_in")  # the remaining layer classes
+    p = L.MaxPooling1D(2, name="mp1")(L.AveragePooling1D(2, name="ap1")(L.Conv1D(4, 3, padding="same", name="c1d")(x)))
+    r = L.Reshape((2, 4), name="reshape")(L.Flatten(name="flat")(p))
+    g1, g2 = L.GlobalAveragePooling1D(name="gap1")(r), L.GlobalMaxPooling1D(name="gmp1")(r)
+    s, m = L.Subtract(name="sub")([g1, g2]), L.Multiply(name="mul")([g1, g2])
+    y = L.Minimum(name="min")([L.Maximum(name="max")([L.Average(name="avg")([s, m]), g1]), g2])
+    y = L.LeakyReLU(name="lrelu")(L.ELU(name="elu")(L.Activation("tanh", name="act")(y)))
+    y = L.Softmax(name="softmax")(L.Dropout(0.3, name="drop")(L.Rescaling(0.5, offset=0.1, name="rescale")(y)))
+    img = K.Input((6, 6, 2), name="img")
+    z = L.GlobalMaxPooling2D(name="gmp2")(L.AveragePooling2D(2, name="ap2")(L.SpatialDropout2D(0.2, name="sdrop")(img)))
+    yield "zoo", K.Model([x, img], [y, L.Dense(2, name="dz")(z)], name="zoo"), [(8, 3), (6, 6, 2)]
     bb = K.Sequential([K.Input((4,)), L.Dense(3, name="s1"), L.BatchNormalization(name="bn2")], name="bb")
     bb.trainable = False
     x = K.Input((4,), name="x")
