@@ -4,29 +4,58 @@
 
 namespace keras {
 namespace {
-std::map<std::string, LayerFactory>& factories() {
-  static std::map<std::string, LayerFactory> table;
-  return table;
+struct Entry {
+  LayerFactory factory;
+  std::string package;  // empty for built-ins
+};
+std::map<std::string, Entry>& table() {
+  static std::map<std::string, Entry> t;
+  return t;
 }
 }  // namespace
 
-void register_layer(const std::string& class_name, LayerFactory factory) { factories()[class_name] = std::move(factory); }
+void register_layer(const std::string& class_name, LayerFactory factory, const std::string& package) {
+  if (class_name.empty() || class_name.find('>') != std::string::npos || package.find('>') != std::string::npos)
+    fail<ValueError>("register_layer", "a class name and package without '>'",
+                     "'" + class_name + "' in package '" + package + "'");
+  if (!factory) fail<ValueError>("register_layer('" + class_name + "')", "a factory", "an empty function");
+  table()[class_name] = Entry{std::move(factory), package};
+}
 
-LayerPtr layer_from_config(const std::string& class_name, const json& config) {
-  auto it = factories().find(class_name);
-  if (it == factories().end()) {
-    std::string known;
-    for (const auto& [name, f] : factories()) known += (known.empty() ? "" : ", ") + name;
-    fail<TypeError>("layer_from_config", "a registered layer class", "'" + class_name + "'",
-                    "Registered: " + known + ". Register custom layers with keras::register_layer.");
+LayerPtr layer_from_config(const std::string& name, const json& config) {
+  // "package>Class": the class must be registered under that very package.
+  std::string class_name = name, package;
+  if (auto gt = name.find('>'); gt != std::string::npos) {
+    package = name.substr(0, gt);
+    class_name = name.substr(gt + 1);
   }
-  return it->second(config);
+  auto it = table().find(class_name);
+  bool found = it != table().end() && (package.empty() || it->second.package == package);
+  if (!found) {
+    std::string known;
+    for (const auto& n : registered_layers()) {
+      std::string full = registered_layer_name(n);
+      known += (known.empty() ? "" : ", ") + (full.empty() ? n : full);
+    }
+    fail<TypeError>("layer_from_config", "a registered layer class", "'" + name + "'",
+                    "Registered: " + known +
+                        ". Register custom layers with keras::register_layer(class_name, factory, package).");
+  }
+  return it->second.factory(config);
 }
 
 std::vector<std::string> registered_layers() {
   std::vector<std::string> out;
-  for (const auto& [name, f] : factories()) out.push_back(name);
+  for (const auto& [name, e] : table()) out.push_back(name);
   return out;
+}
+
+bool is_layer_registered(const std::string& class_name) { return table().count(class_name) > 0; }
+
+std::string registered_layer_name(const std::string& class_name) {
+  auto it = table().find(class_name);
+  if (it == table().end() || it->second.package.empty()) return "";
+  return it->second.package + ">" + class_name;
 }
 
 }  // namespace keras

@@ -1,6 +1,10 @@
 // Registry of layer classes by Keras class name, for from_config and model loading.
 // Custom layers register the same way; nothing read from a file can run code that was not
 // registered here.
+//
+// A custom class registered with a package (Keras's register_keras_serializable(package), whose
+// default package is "Custom") is written into Keras 3 configs with registered_name
+// "package>Class" and read back under that name or its bare class name.
 #pragma once
 #include <functional>
 #include <string>
@@ -12,17 +16,29 @@ namespace keras {
 
 using LayerFactory = std::function<LayerPtr(const json& config)>;
 
-// Registers `class_name`; a second registration of one name replaces the first.
-void register_layer(const std::string& class_name, LayerFactory factory);
-// Builds a layer from its class name and config; unknown class -> TypeError naming it and
-// listing the registered classes.
+// Registers `class_name`; a second registration of one name replaces the first. A non-empty
+// `package` (no '>') marks a custom class registered as "package>class_name".
+void register_layer(const std::string& class_name, LayerFactory factory, const std::string& package = "");
+// Builds a layer from its class name ("Dense") or registered name ("MyPackage>Scale") and its
+// config; unknown class -> TypeError naming it and listing the registered classes.
 LayerPtr layer_from_config(const std::string& class_name, const json& config);
+// Every registered class name (built-in and custom), sorted.
 std::vector<std::string> registered_layers();
+bool is_layer_registered(const std::string& class_name);
+// "package>Class" for a class registered with a package; "" for a built-in or unknown class.
+std::string registered_layer_name(const std::string& class_name);
 
 // Static registration: KERAS_REGISTER_LAYER(Dense, [](const json& c) { return ...; });
 #define KERAS_REGISTER_LAYER(cls, ...)                                                       \
   static const bool KERAS_CONCAT(keras_layer_registered_, cls) = [] {                        \
     ::keras::register_layer(#cls, __VA_ARGS__);                                              \
+    return true;                                                                             \
+  }()
+
+// A custom class under a package: KERAS_REGISTER_CUSTOM_LAYER("MyPackage", Scale, factory).
+#define KERAS_REGISTER_CUSTOM_LAYER(package, cls, ...)                                       \
+  static const bool KERAS_CONCAT(keras_layer_registered_, cls) = [] {                        \
+    ::keras::register_layer(#cls, __VA_ARGS__, package);                                     \
     return true;                                                                             \
   }()
 
