@@ -4,6 +4,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -46,11 +47,16 @@ inline std::shared_ptr<Model> nested(const std::string& name = "outer") {
   return std::make_shared<Model>(x, y, name);
 }
 
-// Distinct random values in every weight (BatchNormalization's moving statistics included).
+// Distinct random values in every weight (BatchNormalization's moving statistics included;
+// variances kept positive so that predictions stay finite).
 inline void randomize(const keras::Layer& model, uint64_t seed) {
   auto ws = model.weights();
-  for (size_t i = 0; i < ws.size(); ++i)
-    ws[i].assign(keras::random::normal(ws[i].shape(), 0, 1, seed * 1000 + i));
+  for (size_t i = 0; i < ws.size(); ++i) {
+    std::vector<float> v = keras::random::normal(ws[i].shape(), 0, 1, seed * 1000 + i).to_vector<float>();
+    if (ws[i].name() == "moving_variance")
+      for (auto& e : v) e = 0.5f + std::abs(e);
+    ws[i].assign(Tensor::from_vector(v, ws[i].shape()));
+  }
 }
 
 inline std::vector<std::string> snapshot(const keras::Layer& model) {
