@@ -230,13 +230,8 @@ LoadReport read_legacy_optimizer_weights(const hdf5::Group& group, optimizers::O
                                          bool skip_mismatch) {
   std::vector<std::string> names = group.read_string_list_attr("weight_names");
   if (!optimizer.built()) optimizer.build(model.trainable_weights());
-  std::vector<Variable> vars = optimizer.variables();
   WeightStage stage(skip_mismatch);
-  // Keras 2 keeps the learning rate out of its optimizer variables: iteration, then the slots.
-  if (names.size() + 1 == vars.size() && vars.size() >= 2 && vars[1].name() == "learning_rate") {
-    stage.missing({vars[1]});
-    vars.erase(vars.begin() + 1);
-  }
+  std::vector<Variable> vars = detail::optimizer_targets(optimizer.variables(), names.size(), stage);
   SavedLayer s{"optimizer", group, names};
   stage_weights(s, vars, "optimizer '" + optimizer.name() + "'", stage);
   return stage.commit();

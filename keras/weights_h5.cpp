@@ -176,7 +176,9 @@ void stage_optimizer(const hdf5::Group& root, Layer& model, optimizers::Optimize
   }
   // As Keras's load: the optimizer's slots exist before its state is read.
   if (!optimizer.built()) optimizer.build(model.trainable_weights());
-  stage_vars(root, kOptimizerVars, optimizer.variables(), "optimizer '" + optimizer.name() + "'", stage);
+  size_t saved = root.open_group(kOptimizerVars).children().size();
+  stage_vars(root, kOptimizerVars, detail::optimizer_targets(optimizer.variables(), saved, stage),
+             "optimizer '" + optimizer.name() + "'", stage);
 }
 
 }  // namespace

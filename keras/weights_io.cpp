@@ -46,6 +46,14 @@ std::string variable_names(const std::vector<Variable>& vars) {
   return out;
 }
 
+std::vector<Variable> optimizer_targets(std::vector<Variable> vars, size_t saved_count, WeightStage& stage) {
+  if (saved_count + 1 == vars.size() && vars.size() >= 2 && vars[1].name() == "learning_rate") {
+    stage.missing({vars[1]});
+    vars.erase(vars.begin() + 1);
+  }
+  return vars;
+}
+
 void WeightStage::mismatch(const std::string& where, const std::string& entry, const std::string& expected,
                            const std::string& got, const std::vector<Variable>& affected) {
   if (!skip_mismatch_)

@@ -42,4 +42,10 @@ class WeightStage {
   LoadReport report_;
 };
 
+// The optimizer variables a saved state of `saved_count` entries restores, by position: all of
+// them, or all but the learning rate when the file holds exactly one entry fewer and the
+// optimizer keeps a float rate at index 1 (Keras 2 optimizers keep their rate out of their
+// variables); the rate is then reported missing.
+std::vector<Variable> optimizer_targets(std::vector<Variable> vars, size_t saved_count, WeightStage& stage);
+
 }  // namespace keras::detail
