@@ -2,10 +2,15 @@
 // datasets: hdf5_dataset.cpp).
 #include "keras/hdf5.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <unistd.h>
 
 #include "keras/detail/hdf5_c.h"
 
@@ -157,7 +162,7 @@ Group Group::open_group(const std::string& name) const {
   if (!obj) fail<IOError>(where(name), "a group", "nothing at that path", "The file lacks this entry.");
   Handle h(*obj);
   if (type != H5I_GROUP) fail<IOError>(where(name), "a group", type == H5I_DATASET ? "a dataset" : "another kind of object");
-  return Group(std::move(h), file_, child_path(name));
+  return Group(std::move(h), file_, child_path(name), heaps_);
 }
 
 Dataset Group::open_dataset(const std::string& name) const {
@@ -167,7 +172,7 @@ Dataset Group::open_dataset(const std::string& name) const {
   if (!obj) fail<IOError>(where(name), "a dataset", "nothing at that path", "The file lacks this entry.");
   Handle h(*obj);
   if (type != H5I_DATASET) fail<IOError>(where(name), "a dataset", type == H5I_GROUP ? "a group" : "another kind of object");
-  return Dataset(std::move(h), file_, child_path(name));
+  return Dataset(std::move(h), file_, child_path(name), heaps_);
 }
 
 Group Group::create_group(const std::string& name) {
@@ -176,7 +181,7 @@ Group Group::create_group(const std::string& name) {
   if (exists(name)) fail<IOError>(where(name), "a new group", "an existing object of that name");
   Handle lcpl = intermediate_lcpl(where(name));
   Handle g = own(H5Gcreate2(id(), name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), where(name), "creating the group");
-  return Group(std::move(g), file_, child_path(name));
+  return Group(std::move(g), file_, child_path(name), heaps_);
 }
 
 Group Group::require_group(const std::string& name) { return exists(name) ? open_group(name) : create_group(name); }
@@ -224,6 +229,26 @@ Handle file_access_list(const std::string& where) {
   return fapl;
 }
 
+// detail::check_global_heaps on a file, mapped rather than read.
+std::shared_ptr<const detail::HeapIndex> check_file_on_disk(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail<IOError>(path, "a readable file", std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size == 0) {
+    ::close(fd);
+    return nullptr;  // HDF5 reports the empty file
+  }
+  void* map = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) fail<IOError>(path, "a file that can be mapped for checking", std::strerror(errno));
+  struct Unmap {
+    void* p;
+    size_t n;
+    ~Unmap() { ::munmap(p, n); }
+  } unmap{map, static_cast<size_t>(st.st_size)};
+  return detail::check_global_heaps(std::string_view(static_cast<const char*>(map), unmap.n), path);
+}
+
 }  // namespace
 
 File File::create_in_memory(const std::string& display_name) {
@@ -232,7 +257,7 @@ File File::create_in_memory(const std::string& display_name) {
   check(H5Pset_fapl_core(fapl.get(), kCoreIncrement, false), display_name, "selecting the in-memory driver");
   Handle f = own(H5Fcreate(unique_memory_name().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), display_name,
                  "creating an in-memory HDF5 file");
-  return File(std::move(f), display_name);
+  return File(std::move(f), display_name, nullptr);
 }
 
 File File::open(const std::string& path) {
@@ -241,16 +266,18 @@ File File::open(const std::string& path) {
   if (!std::filesystem::exists(path, ec))
     fail<IOError>(path, "an existing HDF5 file", "no such file");
   if (!std::filesystem::is_regular_file(path, ec)) fail<IOError>(path, "an HDF5 file", "a directory or special file");
+  auto heaps = check_file_on_disk(path);
   Handle fapl = file_access_list(path);
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
   if (f < 0)
     fail<IOError>(path, "a readable HDF5 file", detail::error_text(), "The file is truncated, corrupt or not HDF5.");
-  return File(Handle(f), path);
+  return File(Handle(f), path, std::move(heaps));
 }
 
 File File::open_image(std::string_view bytes, const std::string& display_name) {
   quiet();
   if (bytes.empty()) fail<IOError>(display_name, "an HDF5 file", "0 bytes", "The file is empty.");
+  auto heaps = detail::check_global_heaps(bytes, display_name);
   Handle fapl = file_access_list(display_name);
   check(H5Pset_fapl_core(fapl.get(), kCoreIncrement, false), display_name, "selecting the in-memory driver");
   // HDF5 copies the image into the file access list.
@@ -260,13 +287,13 @@ File File::open_image(std::string_view bytes, const std::string& display_name) {
   if (f < 0)
     fail<IOError>(display_name, "a readable HDF5 file", detail::error_text(),
                   "The file is truncated, corrupt or not HDF5.");
-  return File(Handle(f), display_name);
+  return File(Handle(f), display_name, std::move(heaps));
 }
 
 Group File::root() const {
   quiet();
   Handle g = own(H5Gopen2(handle_.get(), "/", H5P_DEFAULT), name_, "opening the root group");
-  return Group(std::move(g), name_, "/");
+  return Group(std::move(g), name_, "/", heaps_);
 }
 
 std::string File::image() const {

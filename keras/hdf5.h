@@ -15,6 +15,7 @@
 // build must be thread-safe for use from several threads (Debian's is).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,10 @@ namespace keras::hdf5 {
 
 // hid_t of the C API (int64_t since HDF5 1.10); kept opaque so users need no HDF5 headers.
 using Id = int64_t;
+
+namespace detail {
+struct HeapIndex;
+}
 
 // Owns one reference to an identifier of any kind (file, group, dataset, type, space, list).
 class Handle {
@@ -87,12 +92,15 @@ class Object {
 
  protected:
   Object() = default;
-  Object(Handle handle, std::string file, std::string path)
-      : handle_(std::move(handle)), file_(std::move(file)), path_(std::move(path)) {}
+  Object(Handle handle, std::string file, std::string path, std::shared_ptr<const detail::HeapIndex> heaps)
+      : handle_(std::move(handle)), file_(std::move(file)), path_(std::move(path)), heaps_(std::move(heaps)) {}
   void remove_attr_if_present(const std::string& name);
   Handle handle_;
   std::string file_;
   std::string path_;
+  // The file's checked global heaps (null for files this process creates): variable-length
+  // reads are verified against them first, because HDF5 1.10 trusts what it finds there.
+  std::shared_ptr<const detail::HeapIndex> heaps_;
 };
 
 class Dataset : public Object {
@@ -160,9 +168,11 @@ class File {
   const std::string& name() const { return name_; }
 
  private:
-  File(Handle handle, std::string name) : handle_(std::move(handle)), name_(std::move(name)) {}
+  File(Handle handle, std::string name, std::shared_ptr<const detail::HeapIndex> heaps)
+      : handle_(std::move(handle)), name_(std::move(name)), heaps_(std::move(heaps)) {}
   Handle handle_;
   std::string name_;
+  std::shared_ptr<const detail::HeapIndex> heaps_;
 };
 
 // True when `bytes` start with the HDF5 signature (at offset 0, 512, 1024, ...).

@@ -19,16 +19,23 @@ herr_t collect_attr_name(hid_t, const char* name, const H5A_info_t*, void* out) 
 }
 
 // Every element of a string attribute, whatever its storage form.
-std::vector<std::string> read_strings(hid_t attr, const std::string& where) {
+std::vector<std::string> read_strings(hid_t attr, const std::string& where, const detail::HeapIndex* heaps) {
   Handle type = own(H5Aget_type(attr), where, "reading the attribute's type");
   Handle space = own(H5Aget_space(attr), where, "reading the attribute's dataspace");
   hssize_t count = check(H5Sget_simple_extent_npoints(space.get()), where, "counting the attribute's elements");
   H5T_class_t cls = H5Tget_class(type.get());
   if (count == 0) return {};  // h5py writes an empty list as a float64 array of length 0
   if (cls != H5T_STRING) fail<IOError>(where, "a string attribute", "an attribute of another type");
+  // Every element occupies stored bytes (a variable-length one at least its reference): a
+  // corrupt element count must not size an allocation.
+  const hsize_t stored = H5Aget_storage_size(attr);
+  if (static_cast<hsize_t>(count) > stored)
+    fail<IOError>(where, "at most " + std::to_string(stored) + " elements in " + std::to_string(stored) + " stored bytes",
+                  std::to_string(count), "The file is corrupt.");
   std::vector<std::string> out;
   out.reserve(static_cast<size_t>(count));
   if (H5Tis_variable_str(type.get()) > 0) {
+    if (heaps) detail::check_vlen_references(attr, count, *heaps, where);
     Handle mem = own(H5Tcopy(H5T_C_S1), where, "creating a string type");
     check(H5Tset_size(mem.get(), H5T_VARIABLE), where, "creating a string type");
     check(H5Tset_cset(mem.get(), H5Tget_cset(type.get())), where, "creating a string type");
@@ -44,8 +51,10 @@ std::vector<std::string> read_strings(hid_t attr, const std::string& where) {
   }
   size_t size = H5Tget_size(type.get());
   if (size == 0) fail<IOError>(where, "a string size above 0", "0");
-  if (static_cast<size_t>(count) > (size_t{1} << 40) / size)
-    fail<IOError>(where, "a string attribute of sane size", std::to_string(count) + " x " + std::to_string(size) + " bytes");
+  if (size > stored || static_cast<hsize_t>(count) > stored / size)
+    fail<IOError>(where, std::to_string(stored) + " stored bytes for " + std::to_string(count) + " strings of " +
+                             std::to_string(size) + " bytes",
+                  "fewer", "The file is corrupt.");
   std::string buffer(static_cast<size_t>(count) * size, '\0');
   // Reading with the stored type itself copies the raw bytes.
   check(H5Aread(attr, type.get(), buffer.data()), where, "reading the attribute");
@@ -100,7 +109,7 @@ std::string Object::read_string_attr(const std::string& name) const {
   quiet();
   std::string at = where() + " attribute '" + name + "'";
   Handle attr = open_attr(id(), name, where());
-  std::vector<std::string> values = read_strings(attr.get(), at);
+  std::vector<std::string> values = read_strings(attr.get(), at, heaps_.get());
   if (values.size() != 1) fail<IOError>(at, "one string", std::to_string(values.size()) + " elements");
   return values[0];
 }
@@ -125,14 +134,14 @@ std::vector<std::string> Object::read_string_list_attr(const std::string& name) 
   quiet();
   if (has_attr(name)) {
     Handle attr = open_attr(id(), name, where());
-    return read_strings(attr.get(), where() + " attribute '" + name + "'");
+    return read_strings(attr.get(), where() + " attribute '" + name + "'", heaps_.get());
   }
   if (!has_attr(name + "0")) fail<IOError>(where(), "an attribute '" + name + "' (or '" + name + "0', ...)", "none");
   std::vector<std::string> out;
   for (int part = 0; has_attr(name + std::to_string(part)); ++part) {
     std::string part_name = name + std::to_string(part);
     Handle attr = open_attr(id(), part_name, where());
-    for (auto& s : read_strings(attr.get(), where() + " attribute '" + part_name + "'")) out.push_back(std::move(s));
+    for (auto& s : read_strings(attr.get(), where() + " attribute '" + part_name + "'", heaps_.get())) out.push_back(std::move(s));
   }
   return out;
 }

@@ -163,7 +163,7 @@ Dataset Group::write_dataset(const std::string& name, const Tensor& t) {
   if (host.numel() > 0)
     check(H5Dwrite(ds.get(), memory_type(host.dtype()), H5S_ALL, H5S_ALL, H5P_DEFAULT, host.raw_data()), at,
           "writing the data");
-  return Dataset(std::move(ds), file_, child_path(name));
+  return Dataset(std::move(ds), file_, child_path(name), heaps_);
 }
 
 }  // namespace keras::hdf5

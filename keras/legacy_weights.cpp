@@ -148,7 +148,9 @@ void stage_topological(const hdf5::Group& group, const std::vector<SavedLayer>& 
     for (const auto* s : file_side) theirs += (theirs.empty() ? "" : ", ") + s->name;
     fail<IOError>(group.where(), std::to_string(model_side.size()) + " saved layers with weights (model: " + ours + ")",
                   std::to_string(file_side.size()) + " (" + theirs + ")",
-                  "Layer count mismatch: the file was saved from a different model; by_name may load part of it.");
+                  model_side.empty()
+                      ? "Layer count mismatch: the model has no weights yet; give it an Input or call it on data first."
+                      : "Layer count mismatch: the file was saved from a different model; by_name may load part of it.");
   }
   for (size_t i = 0; i < model_side.size(); ++i)
     stage_weights(*file_side[i], match_order(*model_side[i], *file_side[i]), model_side[i]->where(), stage);

@@ -76,6 +76,21 @@ void collect_entries(const hdf5::Group& root, const std::string& path, std::vect
   }
 }
 
+// The file's path for `vars_path`: as is, or with the `_layer_checkpoint_dependencies`
+// containers that Keras 2.13-2.15 wrote instead of `layers`.
+std::string resolve(const hdf5::Group& root, const std::string& vars_path) {
+  if (root.has_group(vars_path)) return vars_path;
+  std::string alt, part;
+  for (size_t start = 0; start <= vars_path.size();) {
+    size_t slash = vars_path.find('/', start);
+    part = vars_path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    alt = join_path(alt, part == "layers" ? "_layer_checkpoint_dependencies" : part);
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return root.has_group(alt) ? alt : vars_path;
+}
+
 // Reads the `vars` group at `vars_path` into `vars`, checking its count and every shape first.
 // A mismatch fails, or (skip_mismatch) skips the whole object.
 void stage_vars(const hdf5::Group& root, const std::string& vars_path, const std::vector<Variable>& vars,
@@ -87,7 +102,10 @@ void stage_vars(const hdf5::Group& root, const std::string& vars_path, const std
     stage.mismatch(root.where(vars_path), entry,
                    std::to_string(vars.size()) + " variable(s) for " + owner +
                        (vars.empty() ? std::string() : " (" + variable_names(vars) + ")"),
-                   std::to_string(keys.size()), vars);
+                   std::to_string(keys.size()), vars,
+                   vars.empty() ? "A layer gets its weights when built: give the model an Input or call it on data "
+                                  "before loading."
+                                : "");
     return;
   }
   std::vector<Tensor> values;
@@ -118,7 +136,7 @@ void stage_by_path(const hdf5::Group& root, const std::vector<TreeNode>& nodes, 
                    std::set<std::string>& used) {
   for (const auto& node : nodes) {
     std::vector<Variable> vars = own_variables(*node.layer);
-    const std::string vars_path = node.vars_path();
+    const std::string vars_path = resolve(root, node.vars_path());
     used.insert(vars_path);
     if (!root.has_group(vars_path)) {
       if (vars.empty()) continue;  // Keras tolerates missing groups of weightless objects

@@ -55,9 +55,10 @@ std::vector<Variable> optimizer_targets(std::vector<Variable> vars, size_t saved
 }
 
 void WeightStage::mismatch(const std::string& where, const std::string& entry, const std::string& expected,
-                           const std::string& got, const std::vector<Variable>& affected) {
+                           const std::string& got, const std::vector<Variable>& affected, const std::string& hint) {
   if (!skip_mismatch_)
-    fail<IOError>(where, expected, got, "The file was saved from a different model; skip_mismatch skips such entries.");
+    fail<IOError>(where, expected, got,
+                  hint.empty() ? "The file was saved from a different model; skip_mismatch skips such entries." : hint);
   report_.skipped.emplace_back(entry, "expected " + expected + ", got " + got);
   missing(affected);
 }

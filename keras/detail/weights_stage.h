@@ -28,8 +28,9 @@ class WeightStage {
   void add(const Variable& variable, Tensor value) { staged_.emplace_back(variable, std::move(value)); }
   // A mismatch in `entry`: IOError "<where>: expected <expected>, got <got>" unless skipping;
   // then `entry` is reported skipped and `affected` missing.
+  // `hint` replaces the default one when given.
   void mismatch(const std::string& where, const std::string& entry, const std::string& expected,
-                const std::string& got, const std::vector<Variable>& affected);
+                const std::string& got, const std::vector<Variable>& affected, const std::string& hint = "");
   void skip(const std::string& entry, const std::string& reason) { report_.skipped.emplace_back(entry, reason); }
   void missing(const std::vector<Variable>& vars);
   bool skip_mismatch() const { return skip_mismatch_; }

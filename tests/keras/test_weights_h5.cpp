@@ -171,6 +171,29 @@ TEST(WeightsTree, MismatchesFailAndLeaveTheModelUnchanged) {
   EXPECT_EQ(snapshot(*wide), after);
 }
 
+TEST(WeightsTree, OlderContainerNameAndUnbuiltModels) {
+  // Keras 2.13-2.15 called the layer containers `_layer_checkpoint_dependencies`.
+  auto a = mlp();
+  randomize(*a, 11);
+  auto file = h5::File::create_in_memory("old.weights.h5");
+  auto root = file.root();
+  auto ws = a->weights();
+  for (int layer = 0; layer < 2; ++layer) {
+    auto vars = root.create_group(std::string("_layer_checkpoint_dependencies/") + (layer ? "dense_1" : "dense") + "/vars");
+    vars.write_dataset("0", ws[2 * layer].value());
+    vars.write_dataset("1", ws[2 * layer + 1].value());
+  }
+  auto b = mlp();
+  auto report = keras::read_weights_tree(reopen(file), *b);
+  EXPECT_EQ(snapshot(*a), snapshot(*b));
+  EXPECT_TRUE(report.skipped.empty()) << report.str();
+  // A model without weights yet is told to build first.
+  auto unbuilt = std::make_shared<Sequential>(std::vector<keras::LayerPtr>{L::Dense({.units = 8}), L::Dense({.units = 3})});
+  std::string err = error_of<keras::IOError>([&] { keras::read_weights_tree(reopen(tree_of(*a)), *unbuilt); });
+  EXPECT_TRUE(contains(err, "expected 0 variable(s) for Layer 'dense' (Dense), got 2")) << err;
+  EXPECT_TRUE(contains(err, "Input")) << err;
+}
+
 TEST(WeightsTree, OptimizerStateRoundTrip) {
   auto dir = temp_dir("weights_h5_opt");
   std::string path = (dir / "ckpt.weights.h5").string();
