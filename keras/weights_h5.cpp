@@ -59,9 +59,13 @@ void write_vars(hdf5::Group& root, const std::string& vars_path, const std::stri
   for (size_t i = 0; i < vars.size(); ++i) group.write_dataset(std::to_string(i), vars[i].value());
 }
 
-// Every `vars` group with datasets or a name below `group`, except the model's own and the
-// optimizer's (they are not layers), as (path, name attribute or "").
-void collect_entries(const hdf5::Group& root, const std::string& path, std::vector<std::pair<std::string, std::string>>& out) {
+// Every `vars` group below `path`, except the model's own and the optimizer's (they are not
+// layers), as (path, name attribute or ""). Depth-limited: HDF5 links may form cycles.
+void collect_entries(const hdf5::Group& root, const std::string& path, std::vector<std::pair<std::string, std::string>>& out,
+                     int depth = 0) {
+  if (depth > 64)
+    fail<IOError>(root.where(path), "a layer tree at most 64 groups deep", "a deeper one",
+                  "The file is corrupt or its groups link in a cycle.");
   hdf5::Group group = path.empty() ? root : root.open_group(path);
   for (const auto& child : group.children()) {
     std::string child_path = join_path(path, child);
@@ -71,7 +75,7 @@ void collect_entries(const hdf5::Group& root, const std::string& path, std::vect
       hdf5::Group vars = group.open_group(child);
       out.emplace_back(child_path, vars.has_attr("name") ? vars.read_string_attr("name") : "");
     } else {
-      collect_entries(root, child_path, out);
+      collect_entries(root, child_path, out, depth + 1);
     }
   }
 }
@@ -111,13 +115,14 @@ void stage_vars(const hdf5::Group& root, const std::string& vars_path, const std
   std::vector<Tensor> values;
   for (size_t i = 0; i < vars.size(); ++i) {
     const std::string key = std::to_string(i);
-    if (!group.has_dataset(key))
-      fail<IOError>(root.where(join_path(vars_path, key)), "a dataset (entries 0.." + std::to_string(vars.size() - 1) + ")",
-                    "none; entries are " + [&] {
-                      std::string s;
-                      for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
-                      return s;
-                    }());
+    if (!group.has_dataset(key)) {
+      std::string names;
+      for (const auto& k : keys) names += (names.empty() ? "" : ", ") + k;
+      stage.mismatch(root.where(join_path(vars_path, key)),
+                     entry, "a dataset (entries 0.." + std::to_string(vars.size() - 1) + ")", "none; entries are " + names,
+                     vars);
+      return;
+    }
     hdf5::Dataset ds = group.open_dataset(key);
     Shape stored = ds.shape();
     if (stored != vars[i].shape()) {
