@@ -254,6 +254,28 @@ TEST(Hdf5, MissingTruncatedAndCorruptFilesGiveIOError) {
   fs::remove_all(dir);
 }
 
+TEST(Hdf5, CorruptVariableLengthStringsAreCaughtBeforeHdf5ReadsThem) {
+  auto file = h5::File::create_in_memory("vlen.h5");
+  file.root().write_string_attr("name", "hello");
+  const std::string image = file.image();
+  const size_t gcol = image.find(std::string("GCOL\x01\0\0\0", 8));
+  ASSERT_NE(gcol, std::string::npos);
+  const size_t size_field = gcol + 16 + 8;  // first object: index, refcount, reserved, then its size
+  ASSERT_EQ(image[size_field], 5);
+  EXPECT_EQ(h5::File::open_image(image, "vlen.h5").root().read_string_attr("name"), "hello");
+  // An object size past the collection: HDF5 1.10 would copy out of bounds.
+  std::string bad = image;
+  bad[size_field + 5] = 0x40;
+  std::string err = io_error_of([&] { h5::File::open_image(bad, "vlen.h5"); });
+  EXPECT_TRUE(contains(err, "vlen.h5: expected intact global heap collections")) << err;
+  // A size that no longer matches the string's length: HDF5 would overrun its buffer.
+  bad = image;
+  bad[size_field] = 6;
+  auto root = h5::File::open_image(bad, "vlen.h5").root();
+  err = io_error_of([&] { root.read_string_attr("name"); });
+  EXPECT_TRUE(contains(err, "vlen.h5: / attribute 'name': expected element 0 to refer to stored string data")) << err;
+}
+
 TEST(Hdf5, RandomCorruptionNeverCrashes) {
   // Every outcome but a crash is acceptable: an IOError at open or on access, or garbage values.
   std::string image = sample_image();
