@@ -1,17 +1,11 @@
 #include "callbacks/weights_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <bit>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "layers/layer.h"
 
@@ -76,46 +70,6 @@ class Reader {
 };
 
 }  // namespace
-
-void write_file_atomic(const std::string& filename, const std::string& bytes) {
-  namespace fs = std::filesystem;
-  fs::path target(filename);
-  std::string tmp = filename + ".tmp" + std::to_string(::getpid());
-  auto io_fail = [&](const std::string& step) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    fail<IOError>("Writing '" + filename + "'", step + " to succeed", std::strerror(err),
-                  "Check that the directory exists and is writable.");
-  };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) io_fail("creating the temporary file '" + tmp + "'");
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      io_fail("writing");
-    }
-    done += static_cast<size_t>(w);
-  }
-  // Data reaches the disk before the rename makes it visible: a power cut cannot leave an
-  // empty file under the final name.
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    io_fail("fsync");
-  }
-  if (::close(fd) != 0) io_fail("closing");
-  if (::rename(tmp.c_str(), filename.c_str()) != 0) io_fail("renaming the temporary file");
-}
-
-std::string read_file_bytes(const std::string& filename) {
-  std::ifstream in(filename, std::ios::binary);
-  if (!in) fail<IOError>(file_where(filename), "an existing, readable file", "no such file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void write_tensor_file(const std::string& filename, const std::vector<NamedTensor>& entries) {
   std::set<std::string> seen;

@@ -15,6 +15,7 @@
 
 #include "backend/tensor.h"
 #include "backend/variable.h"
+#include "keras/file_util.h"
 
 namespace keras {
 class Layer;
@@ -27,11 +28,9 @@ struct NamedTensor {
   Tensor value;
 };
 
-// Writes `bytes` to `filename` through a temporary file, fsync and rename. IOError naming the
-// file when any step fails (the target is then untouched).
-void write_file_atomic(const std::string& filename, const std::string& bytes);
-// The whole file; IOError naming it when it cannot be read.
-std::string read_file_bytes(const std::string& filename);
+// Crash-safe whole-file I/O now lives in keras/file_util.h; kept reachable here for callers.
+using ::keras::read_file_bytes;
+using ::keras::write_file_atomic;
 
 // Writes the tensors (any device and layout; stored contiguous). ValueError for an empty or
 // duplicate path; IOError from the write.

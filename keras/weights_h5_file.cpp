@@ -1,0 +1,51 @@
+#include "keras/weights_h5_file.h"
+
+#include "keras/file_util.h"
+#include "keras/hdf5.h"
+#include "keras/legacy_weights.h"
+#include "keras/model.h"
+#include "keras/weights_h5.h"
+
+namespace keras {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The optimizer whose state travels with the weights: a compiled model's.
+optimizers::Optimizer* model_optimizer(const Layer& model) {
+  const auto* m = dynamic_cast<const Model*>(&model);
+  return m && m->compiled() ? m->optimizer() : nullptr;
+}
+
+}  // namespace
+
+void save_weights_h5(const Layer& model, const std::string& path) {
+  const bool tree = ends_with(path, ".weights.h5");
+  if (!tree && !ends_with(path, ".h5") && !ends_with(path, ".hdf5"))
+    fail<ValueError>("save_weights_h5('" + path + "')", "a path ending in .weights.h5 (Keras 3) or .h5 (Keras 2)",
+                     "another suffix", ".keras files hold a whole model; save them with save_model.");
+  hdf5::File file = hdf5::File::create_in_memory(path);
+  hdf5::Group root = file.root();
+  if (tree) {
+    write_weights_tree(root, model, model_optimizer(model));
+  } else {
+    write_legacy_weights(root, model);
+  }
+  write_file_atomic(path, file.image());
+}
+
+LoadReport load_weights_h5(Layer& model, const std::string& path, const LoadWeightsOptions& options) {
+  hdf5::File file = hdf5::File::open(path);
+  hdf5::Group root = file.root();
+  if (root.has_string_list_attr("layer_names") || root.has_group("model_weights"))
+    return read_legacy_weights(root, model, options);
+  if (root.has_group("layers") || root.has_group("vars"))
+    return read_weights_tree(root, model, model_optimizer(model), options);
+  fail<IOError>(root.where(), "Keras weights (a 'layers'/'vars' tree or a 'layer_names' attribute)", "neither",
+                "This HDF5 file was not written by Keras.");
+}
+
+}  // namespace keras
