@@ -19,14 +19,21 @@ json keras2_object(json object) {
   return object;
 }
 
-template <class T, class Serialize>
-json named_or_json(const NamedOr<T>& arg, Serialize serialize) {
-  if (arg.object) return serialize(*arg.object);
-  return arg.name;
+json metric_json(const NamedOr<metrics::Metric>& m) {
+  if (m.object) return metrics::serialize(*m.object);
+  return m.name;
+}
+
+// A loss given by name is written by its full function name ("mse" -> "mean_squared_error"):
+// Keras 3.15 cannot read some short aliases back from a saved training_config.
+json loss_name_json(const NamedOr<losses::Loss>& l) {
+  if (l.object) return losses::serialize(*l.object);
+  const std::string cls = losses::canonical_class_name(l.name);
+  return cls.empty() ? l.name : snake_case(cls);
 }
 
 json loss_json(const CompileOptions& o) {
-  auto one = [](const NamedOr<losses::Loss>& l) { return named_or_json(l, losses::serialize); };
+  auto one = [](const NamedOr<losses::Loss>& l) { return loss_name_json(l); };
   if (o.losses.empty()) return one(o.loss);
   json list = json::array();
   for (const auto& l : o.losses) list.push_back(one(l));
@@ -35,7 +42,7 @@ json loss_json(const CompileOptions& o) {
 
 json metric_list(const std::vector<NamedOr<metrics::Metric>>& ms) {
   json list = json::array();
-  for (const auto& m : ms) list.push_back(named_or_json(m, metrics::serialize));
+  for (const auto& m : ms) list.push_back(metric_json(m));
   return list;
 }
 
