@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "callbacks/py_format.h"
-#include "callbacks/weights_file.h"
 #include "keras/model.h"
+#include "keras/saving.h"
 
 namespace keras::callbacks {
 
@@ -28,8 +28,22 @@ ModelCheckpointImpl::ModelCheckpointImpl(ModelCheckpointOptions options) : optio
     every_ = std::get<int64_t>(options_.save_freq);
     if (every_ < 1) fail<ValueError>(kWhere, "save_freq >= 1 batches", std::to_string(every_));
   }
-  if (!options_.save_weights) options_.save_weights = [](Model& m, const std::string& p) { save_weights_file(m, p); };
-  if (!options_.save_model) options_.save_model = [](Model& m, const std::string& p) { save_weights_file(m, p); };
+  // The default savers write Keras's files, so the path must name one (as Keras 3 demands).
+  const auto& path = options_.filepath;
+  auto ends_with = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (options_.save_weights_only && !options_.save_weights) {
+    if (!ends_with(".weights.h5") && !ends_with(".h5"))
+      fail<ValueError>(std::string(kWhere) + " filepath", "a path ending in .weights.h5 with save_weights_only", "'" + path + "'");
+    options_.save_weights = [](Model& m, const std::string& p) { keras::save_weights(m, p); };
+  }
+  if (!options_.save_weights_only && !options_.save_model) {
+    if (!ends_with(".keras") && !(ends_with(".h5") && !ends_with(".weights.h5")))
+      fail<ValueError>(std::string(kWhere) + " filepath", "a path ending in .keras (or a legacy .h5)", "'" + path + "'",
+                       "Use save_weights_only=true with a .weights.h5 path to save weights only.");
+    options_.save_model = [](Model& m, const std::string& p) { keras::save_model(m, p); };
+  }
 }
 
 void ModelCheckpointImpl::on_train_begin(const Logs&) {

@@ -8,8 +8,10 @@
 // temporary file in the target directory (with the target's extension) renamed over the
 // target, so a crash mid-save never destroys the previous checkpoint, whatever the saver.
 //
-// The savers are injectable: `save_weights` (save_weights_only) and `save_model` default to the
-// framework's weights file (weights_file.h) until Keras-format saving is wired in.
+// The savers are injectable: `save_model` defaults to keras::save_model (filepath ending in
+// .keras, or a legacy .h5) and `save_weights` (save_weights_only) to keras::save_weights
+// (.weights.h5 or legacy .h5); with a default saver, another suffix is a ValueError at
+// construction, as in Keras 3.
 // Mode "auto" (used only with save_best_only): "loss" -> min, else the compiled metric's
 // declared direction, else ValueError.
 #pragma once
@@ -36,8 +38,8 @@ struct ModelCheckpointOptions {
   std::string mode = "auto";
   std::variant<std::string, int64_t> save_freq = std::string("epoch");  // "epoch" or every N batches
   std::optional<double> initial_value_threshold;  // the "best" to beat at first
-  ModelSaveFn save_weights;                       // default: save_weights_file
-  ModelSaveFn save_model;                         // default: save_weights_file
+  ModelSaveFn save_weights;                       // default: keras::save_weights
+  ModelSaveFn save_model;                         // default: keras::save_model
 };
 
 class ModelCheckpointImpl : public Callback {

@@ -139,11 +139,18 @@ json training_config(const Model& model) {
   if (!model.compiled()) return nullptr;
   const CompileOptions& o = model.compile_options();
   const auto& opt = *model.optimizer();
+  // tf_keras 2.11+ names its (non-legacy) optimizers "Custom>Adam" and passes every config key
+  // to the constructor, which knows neither loss_scale_factor nor gradient_accumulation_steps;
+  // Keras 3 reads this form too.
+  json opt_config = opt.get_config();
+  for (const char* key : {"loss_scale_factor", "gradient_accumulation_steps"})
+    if (opt_config.contains(key) && opt_config[key].is_null()) opt_config.erase(key);
+  opt_config["is_legacy_optimizer"] = false;
   return keras2_object({{"loss", loss_json(o)},
                         {"metrics", metrics_json(o)},
                         {"weighted_metrics", o.weighted_metrics.empty() ? json(nullptr) : metric_list(o.weighted_metrics)},
                         {"loss_weights", loss_weights_json(o)},
-                        {"optimizer_config", {{"class_name", opt.class_name()}, {"config", opt.get_config()}}}});
+                        {"optimizer_config", {{"class_name", "Custom>" + opt.class_name()}, {"config", opt_config}}}});
 }
 
 CompileOptions compile_options_from_config(const json& c, const Model& model, const std::string& where) {

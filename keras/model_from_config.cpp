@@ -350,7 +350,13 @@ std::shared_ptr<Model> model_from_config(const json& object) {
   const std::string where = "model_from_config";
   if (!object.is_object() || !object.contains("class_name") || !object["class_name"].is_string())
     fail<ValueError>(where, "a model object {\"class_name\", \"config\"}", brief(object));
-  LayerPtr layer = layer_from_entry(object, where + " ('" + object["class_name"].get<std::string>() + "')");
+  LayerPtr layer;
+  try {
+    layer = layer_from_entry(object, where + " ('" + object["class_name"].get<std::string>() + "')");
+  } catch (const json::exception& e) {
+    // A value of the wrong JSON type somewhere in a corrupt or hand-edited config.
+    fail<ValueError>(where, "config values of the documented types", e.what());
+  }
   auto model = std::dynamic_pointer_cast<Model>(layer);
   if (!model)
     fail<TypeError>(where, "a model class (Functional, Sequential or a registered model)",

@@ -41,7 +41,16 @@ LayerPtr layer_from_config(const std::string& name, const json& config) {
                     "Registered: " + known +
                         ". Register custom layers with keras::register_layer(class_name, factory, package).");
   }
-  return it->second.factory(config);
+  // A factory reads its config with nlohmann accessors; a value of the wrong JSON type (from a
+  // corrupt or hand-edited file) becomes a ValueError naming the class and layer.
+  try {
+    return it->second.factory(config);
+  } catch (const json::exception& e) {
+    std::string layer = config.is_object() && config.contains("name") && config["name"].is_string()
+                            ? " '" + config["name"].get<std::string>() + "'"
+                            : "";
+    fail<ValueError>("layer_from_config " + class_name + layer, "config values of the documented types", e.what());
+  }
 }
 
 std::vector<std::string> registered_layers() {

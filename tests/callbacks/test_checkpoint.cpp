@@ -165,7 +165,7 @@ TEST(ModelCheckpoint, FormatsPathsAndSavesEachEpoch) {
   fs::path dir = temp_dir("mc");
   auto m = compiled_mlp();
   auto [x, y] = toy_data(40, 7);
-  auto mc = cb::ModelCheckpoint({.filepath = (dir / "sub" / "ckpt-{epoch:02d}-{val_loss:.2f}.bin").string()});
+  auto mc = cb::ModelCheckpoint({.filepath = (dir / "sub" / "ckpt-{epoch:02d}-{val_loss:.2f}.keras").string()});
   m->fit(x, y, {.batch_size = 16, .epochs = 2, .verbose = 0, .callbacks = {mc}, .validation_split = 0.2});
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir / "sub")) names.push_back(e.path().filename().string());
@@ -174,9 +174,17 @@ TEST(ModelCheckpoint, FormatsPathsAndSavesEachEpoch) {
   EXPECT_EQ(names[0].rfind("ckpt-01-", 0), 0u);
   EXPECT_EQ(names[1].rfind("ckpt-02-", 0), 0u);
   EXPECT_EQ(mc->last_saved(), (dir / "sub" / names[1]).string());
-  auto fresh = compiled_mlp();
-  cb::load_weights_file(*fresh, mc->last_saved());
+  auto fresh = keras::load_model(mc->last_saved());
   EXPECT_EQ(values_of(*fresh), values_of(*m));
+  EXPECT_TRUE(fresh->compiled());
+  // Weights only: a .weights.h5 file; a suffix the default savers cannot write is refused.
+  auto wo = cb::ModelCheckpoint({.filepath = (dir / "w{epoch}.weights.h5").string(), .save_weights_only = true});
+  m->fit(x, y, {.batch_size = 16, .epochs = 1, .verbose = 0, .callbacks = {wo}});
+  auto fresh2 = compiled_mlp();
+  fresh2->load_weights(wo->last_saved());
+  EXPECT_EQ(values_of(*fresh2), values_of(*m));
+  EXPECT_THROW(cb::ModelCheckpoint({.filepath = (dir / "x.bin").string()}), ValueError);
+  EXPECT_THROW(cb::ModelCheckpoint({.filepath = (dir / "x.keras").string(), .save_weights_only = true}), ValueError);
   // The path formatting itself.
   cb::ModelCheckpointImpl p({.filepath = "w.{epoch:02d}-{val_loss:.2f}-{batch}.keras"});
   Logs l;
