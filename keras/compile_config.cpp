@@ -146,6 +146,8 @@ json training_config(const Model& model) {
   for (const char* key : {"loss_scale_factor", "gradient_accumulation_steps"})
     if (opt_config.contains(key) && opt_config[key].is_null()) opt_config.erase(key);
   opt_config["is_legacy_optimizer"] = false;
+  // Keras 3 resolves a legacy "Custom>" optimizer by its config name: it must be the class name.
+  opt_config["name"] = opt.class_name();
   return keras2_object({{"loss", loss_json(o)},
                         {"metrics", metrics_json(o)},
                         {"weighted_metrics", o.weighted_metrics.empty() ? json(nullptr) : metric_list(o.weighted_metrics)},

@@ -221,9 +221,18 @@ LoadReport read_legacy_weights(const hdf5::Group& group_in, Layer& model, const 
 }
 
 void write_legacy_optimizer_weights(hdf5::Group& group, const optimizers::Optimizer& optimizer) {
-  std::vector<Variable> vars = optimizer.variables();
+  // tf_keras 2.11+'s layout, which tf_keras restores: "iteration:0", then the slots in Keras's
+  // order, no learning rate (training_config carries it). Keras 3 restores no optimizer state
+  // from a legacy .h5 of either generation, so nothing is lost for it.
+  std::vector<Variable> vars;
   std::vector<std::string> names;
-  for (const auto& v : vars) names.push_back(weight_name(v));
+  for (const auto& v : optimizer.variables()) {
+    const std::string path = v.path();
+    const std::string leaf = path.substr(path.find('/') + 1);
+    if (leaf == "learning_rate" && !optimizer.learning_rate_schedule()) continue;
+    vars.push_back(v);
+    names.push_back(leaf == "iteration" ? "iteration:0" : optimizer.class_name() + "/" + leaf + ":0");
+  }
   group.write_string_list_attr("weight_names", names);
   for (size_t i = 0; i < vars.size(); ++i) group.write_dataset(names[i], vars[i].value());
 }
