@@ -105,8 +105,10 @@ std::string format_inspection(const json& d) {
     out << "\nOptimizer: none saved\n";
   } else {
     const json& vars = at(opt, "variables");
-    out << "\nOptimizer: " << text(at(opt, "class_name")) << " '" << text(at(opt, "name")) << "', "
-        << (vars.is_array() ? vars.size() : 0) << " variables\n";
+    const json& name = at(opt, "name");
+    out << "\nOptimizer: " << (at(opt, "class_name").is_null() ? "class not recorded" : text(at(opt, "class_name")))
+        << (name.is_null() ? "" : " '" + text(name) + "'") << ", " << (vars.is_array() ? vars.size() : 0)
+        << " variables\n";
     const json& config = at(opt, "config");
     if (config.is_object()) {
       std::string line;
