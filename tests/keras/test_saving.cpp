@@ -354,3 +354,85 @@ TEST(BadFiles, AFailedSaveNeverReplacesAGoodFile) {
 }
 
 }  // namespace
+
+// ---- custom objects in the compile config ----
+
+namespace custom {
+
+// A registered custom loss with an option: factor * mean squared error.
+class ScaledMseImpl : public keras::losses::Loss {
+ public:
+  explicit ScaledMseImpl(double factor) : Loss("scaled_mse", "sum_over_batch_size"), factor_(factor) {}
+  std::string class_name() const override { return "ScaledMse"; }
+  Tensor call(const Tensor& y_true, const Tensor& y_pred) const override {
+    auto d = keras::ops::subtract(y_pred, y_true);
+    return keras::ops::multiply(keras::ops::mean(keras::ops::multiply(d, d), {-1}), factor_);
+  }
+  keras::json get_config() const override {
+    auto c = Loss::get_config();
+    c["factor"] = factor_;
+    return c;
+  }
+  double factor() const { return factor_; }
+
+ private:
+  double factor_;
+};
+
+// A registered custom metric: the largest |y_pred| seen.
+class MaxAbsImpl : public keras::metrics::Metric {
+ public:
+  MaxAbsImpl() : Metric("max_abs") {}
+  std::string class_name() const override { return "MaxAbs"; }
+  void update_state(const Tensor&, const Tensor& y_pred, const Tensor&) override {
+    for (float v : y_pred.to_vector<float>()) best_ = std::max(best_, double(std::abs(v)));
+  }
+  double result() const override { return best_; }
+  void reset_state() override { best_ = 0; }
+
+ private:
+  double best_ = 0;
+};
+
+const bool registered = [] {
+  keras::losses::register_loss("ScaledMse", [](const keras::json& c) {
+    return std::make_shared<ScaledMseImpl>(c.value("factor", 1.0));
+  });
+  keras::metrics::register_metric("MaxAbs", [](const keras::json&) { return std::make_shared<MaxAbsImpl>(); });
+  return true;
+}();
+
+}  // namespace custom
+
+TEST(CustomObjects, RegisteredLossAndMetricRoundTripThroughTheCompileConfig) {
+  auto x = L::Input({3});
+  auto model = std::make_shared<Model>(x, L::Dense({.units = 2})(x), "custom_objects");
+  model->compile({.optimizer = "sgd", .loss = std::make_shared<custom::ScaledMseImpl>(2.5),
+                  .metrics = {std::make_shared<custom::MaxAbsImpl>(), "mae"}});
+  model->fit(keras::random::normal({8, 3}, 0, 1, uint64_t{1}), keras::random::normal({8, 2}, 0, 1, uint64_t{2}),
+             {.batch_size = 4, .epochs = 1, .verbose = 0});
+  for (const std::string ext : {".keras", ".h5"}) {
+    const std::string path = (temp_dir() / ("custom" + ext)).string();
+    model->save(path);
+    auto loaded = keras::load_model(path);
+    const auto& o = loaded->compile_options();
+    auto loss = std::dynamic_pointer_cast<custom::ScaledMseImpl>(o.loss.object);
+    ASSERT_TRUE(loss) << ext;
+    EXPECT_EQ(loss->factor(), 2.5);
+    ASSERT_EQ(o.metrics.size(), 2u);
+    EXPECT_TRUE(std::dynamic_pointer_cast<custom::MaxAbsImpl>(o.metrics[0].object)) << ext;
+    EXPECT_EQ(o.metrics[1].name, "mae");
+    EXPECT_EQ(loaded->optimizer()->class_name(), "SGD");
+  }
+  // An unregistered class in a saved compile config names itself and lists what is known.
+  auto cc = keras::saving::compile_config(*model);
+  cc["loss"]["class_name"] = "NoSuchLoss";
+  try {
+    keras::saving::compile_options_from_config(cc, *model, "compile_config");
+    FAIL() << "expected an error";
+  } catch (const keras::Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("NoSuchLoss"), std::string::npos) << m;
+    EXPECT_NE(m.find("ScaledMse"), std::string::npos) << m;
+  }
+}
