@@ -1,11 +1,20 @@
 // CPU kernels of the batch-normalization ops (definitions: backend/ops_norm.cpp).
 //
-// float32 runs on oneDNN batch_normalization with separate scale and shift, cached per dims and
-// epsilon. The plain loops (double accumulators, two passes for the variance) are the float64
-// path and the reference.
+// Training forward = batch_moments then the per-channel affine map y = x * a + b (the same loop
+// as batch_norm_inference). float32 moments take one pass (float sums over blocks of rows,
+// double across blocks); float64 moments and the reference take two passes in double. The
+// backward runs on oneDNN batch_normalization (scale and shift, cached per dims and epsilon)
+// for float32, the plain loops otherwise.
+//
+// Measured on the 2-core AMD EPYC (AVX2), one thread, process CPU time, x (64, 32, 32, 16):
+// oneDNN 2.6's fused forward_training 0.54 ms; these moments 0.20 ms + the affine map 0.22 ms
+// (the previous two-pass double moments took 0.59 ms, and ran again in the backward).
 #include <cmath>
+#include <algorithm>
 #include <memory>
 #include <vector>
+
+#include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -112,6 +121,46 @@ void moments_typed(const Tensor& x, Tensor& mean, Tensor& var) {
   }
 }
 
+// One pass: each thread sums blocks of kRows rows in float, shifted by the first row so that a
+// large mean does not swamp the variance, and adds each block's sums into double. var is
+// E[(x - s)^2] - E[x - s]^2, clamped at 0.
+void moments_f32(const Tensor& x, Tensor& mean, Tensor& var) {
+  constexpr int64_t kRows = 128;
+  const int64_t C = channels(x), M = C ? x.numel() / C : 0;
+  const float* px = x.data<float>();
+  const float* shift = px;
+  std::vector<double> s1(C, 0.0), s2(C, 0.0);
+#pragma omp parallel if (M * C > (1 << 15))
+  {
+    std::vector<float> b1(C), b2(C);
+    std::vector<double> t1(C, 0.0), t2(C, 0.0);
+    const int64_t blocks = (M + kRows - 1) / kRows;
+    const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+    for (int64_t b = blocks * id / nt, end = blocks * (id + 1) / nt; b < end; ++b) {
+      float* __restrict a1 = b1.data();
+      float* __restrict a2 = b2.data();
+      std::fill(a1, a1 + C, 0.f);
+      std::fill(a2, a2 + C, 0.f);
+      for (int64_t m = b * kRows, m_end = std::min(M, m + kRows); m < m_end; ++m) {
+        const float* __restrict row = px + m * C;
+        for (int64_t c = 0; c < C; ++c) {
+          const float d = row[c] - shift[c];
+          a1[c] += d;
+          a2[c] += d * d;
+        }
+      }
+      for (int64_t c = 0; c < C; ++c) t1[c] += a1[c], t2[c] += a2[c];
+    }
+#pragma omp critical
+    for (int64_t c = 0; c < C; ++c) s1[c] += t1[c], s2[c] += t2[c];
+  }
+  for (int64_t c = 0; c < C; ++c) {
+    const double d = s1[c] / static_cast<double>(M);
+    mean.data<float>()[c] = static_cast<float>(shift[c] + d);
+    var.data<float>()[c] = static_cast<float>(std::max(0.0, s2[c] / static_cast<double>(M) - d * d));
+  }
+}
+
 template <class T>
 void inference_typed(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& gamma, const Tensor& beta,
                      double eps, Tensor& y) {
@@ -172,24 +221,21 @@ void batch_norm_backward_reference(const Tensor& grad, const Tensor& x, const Te
 }
 
 void batch_moments(const Tensor& x, Tensor& mean, Tensor& var) {
+  if (x.dtype() == DType::float32 && x.numel() > 0) return moments_f32(x, mean, var);
   dispatch_floating(x.dtype(), "batch_moments kernel", [&](auto tag) { moments_typed<decltype(tag)>(x, mean, var); });
+}
+
+void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& gamma, const Tensor& beta,
+                      double epsilon, Tensor& y) {
+  dispatch_floating(x.dtype(), "batch_norm kernel",
+                    [&](auto tag) { inference_typed<decltype(tag)>(x, mean, var, gamma, beta, epsilon, y); });
 }
 
 void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon, Tensor& y,
                         Tensor& mean, Tensor& var) {
-  if (x.dtype() != DType::float32 || x.numel() == 0)
-    return batch_norm_forward_reference(x, gamma, beta, epsilon, y, mean, var);
-  const memory::desc md = data_desc(x), cd = channel_desc(channels(x));
-  auto prim = primitive_cache().get<dnnl::batch_normalization_forward>(bn_key("bnorm_fwd", md, epsilon), [&] {
-    return std::make_shared<dnnl::batch_normalization_forward>(bn_fwd_pd(md, epsilon));
-  });
-  prim->execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(x, md)},
-                                {DNNL_ARG_SCALE, wrap(gamma, cd)},
-                                {DNNL_ARG_SHIFT, wrap(beta, cd)},
-                                {DNNL_ARG_DST, wrap(y, md)},
-                                {DNNL_ARG_MEAN, wrap(mean, cd)},
-                                {DNNL_ARG_VARIANCE, wrap(var, cd)}});
-  dnnl_stream().wait();
+  if (x.numel() == 0) return batch_norm_forward_reference(x, gamma, beta, epsilon, y, mean, var);
+  batch_moments(x, mean, var);
+  batch_norm_apply(x, mean, var, gamma, beta, epsilon, y);
 }
 
 void batch_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& mean,
@@ -218,17 +264,16 @@ void batch_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& gamm
 
 }  // namespace keras::cpu
 
-// ---- registrations: batch_norm_train(x, gamma, beta) -> (y, mean, var);
-// batch_norm_train_grad(grad, x, gamma, mean, var) -> (dx, dgamma, dbeta); attr epsilon. ----
+// ---- registrations: batch_moments(x) -> (mean, var); batch_norm_train(x, gamma, beta, mean, var)
+// -> y; batch_norm_train_grad(grad, x, gamma, mean, var) -> (dx, dgamma, dbeta);
+// batch_norm_inference(x, mean, var, gamma, beta) -> y; attr epsilon. ----
 namespace keras {
 namespace {
 void batch_norm_train_cpu(const TensorList& in, TensorList& out, const Attrs& a) {
-  cpu::batch_norm_forward(in[0], in[1], in[2], a.get_float("epsilon"), out[0], out[1], out[2]);
+  cpu::batch_norm_apply(in[0], in[3], in[4], in[1], in[2], a.get_float("epsilon"), out[0]);
 }
 void batch_norm_inference_cpu(const TensorList& in, TensorList& out, const Attrs& a) {
-  cpu::dispatch_floating(in[0].dtype(), "batch_norm_inference kernel", [&](auto tag) {
-    cpu::inference_typed<decltype(tag)>(in[0], in[1], in[2], in[3], in[4], a.get_float("epsilon"), out[0]);
-  });
+  cpu::batch_norm_apply(in[0], in[1], in[2], in[3], in[4], a.get_float("epsilon"), out[0]);
 }
 void batch_moments_cpu(const TensorList& in, TensorList& out, const Attrs&) { cpu::batch_moments(in[0], out[0], out[1]); }
 void batch_norm_train_grad_cpu(const TensorList& in, TensorList& out, const Attrs& a) {
