@@ -1,5 +1,5 @@
 // CPU batch-normalization kernels (ops batch_moments, batch_norm_train, batch_norm_train_grad,
-// batch_norm_inference), exposed so that tests can compare the fast paths against the plain loops.
+// batch_norm_inference), exposed so that tests can compare the float32 paths against the plain loops.
 //
 // x is viewed as (M, C): every axis but the last is reduced. Tensors are contiguous and of one
 // floating dtype; outputs are pre-allocated. Statistics use the biased variance (divide by M).
@@ -23,8 +23,7 @@ void batch_moments(const Tensor& x, Tensor& mean, Tensor& var);
 void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& gamma, const Tensor& beta,
                       double epsilon, Tensor& y);
 // Dispatchers. Forward: batch_moments then batch_norm_apply (the training ops run these two as
-// separate ops). Backward: oneDNN batch_normalization backward (scale and shift, cached) for
-// float32, the reference otherwise.
+// separate ops). Backward: two vectorised passes for float32, the reference otherwise.
 void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon, Tensor& y,
                         Tensor& mean, Tensor& var);
 void batch_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& mean,

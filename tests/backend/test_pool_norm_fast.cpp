@@ -1,6 +1,7 @@
-// The vectorised float32 max-pooling loops and the one-pass batch moments against the plain-loop
-// references: ties, NaN and -inf, channel counts that leave lanes over, disjoint windows with and
-// without full cover, overlapping ones; and the training step running the moments once.
+// The vectorised float32 max-pooling loops and the float32 batch-norm moments and backward against
+// the plain-loop references: ties, NaN and -inf, channel counts that leave lanes over, disjoint
+// windows with and without full cover, overlapping ones, parallel sizes with partial blocks; and
+// the training step running the moments once.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -141,6 +142,40 @@ TEST(FastMoments, MatchReferenceInDouble) {
     for (int64_t c = 0; c < C; ++c) {
       EXPECT_NEAR(a[c], ar[c], 1e-6 * std::max(1.0, std::abs(ar[c])) + 1e-6 * m.stddev) << c;
       EXPECT_NEAR(b[c], br[c], 1e-4 * br[c] + 1e-7) << c;
+    }
+  }
+}
+
+// The float32 backward (block sums, folded factors) against the double reference on the same
+// values, at sizes that run in parallel with partial blocks.
+TEST(FastMoments, BackwardMatchesReferenceInDouble) {
+  for (const Shape& s : std::vector<Shape>{{9, 31, 37, 5}, {4, 33, 33, 64}, {300, 3}}) {
+    SCOPED_TRACE(shape_str(s));
+    const int64_t C = s.back();
+    auto to64 = [](const Tensor& t) {
+      std::vector<float> v = t.to_vector<float>();
+      return Tensor::from_vector(std::vector<double>(v.begin(), v.end()), t.shape());
+    };
+    Tensor x = random::normal(s, 0.3, 1.5, uint64_t{31}), g = random::normal(s, 0, 1, uint64_t{32});
+    Tensor gamma = random::normal({C}, 1, 0.3, uint64_t{33});
+    Tensor mean = Tensor::empty({C}), var = Tensor::empty({C});
+    cpu::batch_moments(x, mean, var);
+    Tensor dx = Tensor::empty(s), dg = Tensor::empty({C}), db = Tensor::empty({C});
+    cpu::batch_norm_backward(g, x, gamma, mean, var, 1e-3, dx, dg, db);
+    Tensor dxr = Tensor::empty(s, DType::float64), dgr = Tensor::empty({C}, DType::float64);
+    Tensor dbr = Tensor::empty({C}, DType::float64);
+    cpu::batch_norm_backward_reference(to64(g), to64(x), to64(gamma), to64(mean), to64(var), 1e-3, dxr, dgr, dbr);
+    const double m = static_cast<double>(x.numel() / C);
+    auto a = dx.to_vector<float>();
+    auto ar = dxr.to_vector<double>();
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - ar[i]));
+    EXPECT_LT(worst, 1e-4);
+    auto b = dg.to_vector<float>(), c = db.to_vector<float>();
+    auto br = dgr.to_vector<double>(), cr = dbr.to_vector<double>();
+    for (int64_t k = 0; k < C; ++k) {
+      EXPECT_NEAR(b[k], br[k], 1e-5 * std::sqrt(m) + 1e-5 * std::abs(br[k])) << k;
+      EXPECT_NEAR(c[k], cr[k], 1e-5 * std::sqrt(m) + 1e-5 * std::abs(cr[k])) << k;
     }
   }
 }
