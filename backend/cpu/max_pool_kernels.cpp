@@ -1,11 +1,13 @@
 // float32 max-pooling kernels written with 16-byte vector extensions (4 channels per operation,
 // SSE2 on any x86-64, NEON elsewhere), used by the max_pool2d dispatchers of pool_kernels.cpp.
 //
-// Why not oneDNN: measured on this AMD EPYC (AVX2) with oneDNN 2.6 at (128, 24, 24, 64) pool 2/2,
-// one thread, process CPU time: oneDNN's NHWC forward_training (jit:avx2, u8 workspace) took
-// 13.6 ms, its forward_inference 4.4 ms; this forward writing values and int32 indices takes
-// 3.1 ms, the select-write backward 1.5 ms against 4.4 ms for the memset plus scatter loop. The
-// oneDNN backward needs its own workspace format as well, which would tie the indices to it.
+// Why not oneDNN: measured on a 2-core AMD EPYC (AVX2) with oneDNN 2.6 at (128, 24, 24, 64)
+// pool 2/2, one thread, process CPU time: oneDNN's NHWC forward_training (jit:avx2, u8
+// workspace) took 13.6 ms, of which the u8 -> int32 copy of its workspace was a few percent, and
+// its forward_inference 4.4 ms; this forward writing values and int32 indices takes 3.1-4.1 ms,
+// the select-write backward 1.5 ms against 4.4 ms for the memset plus scatter loop. (Keeping
+// oneDNN's u8 workspace would also tie the indices to oneDNN's backward and its format.)
+// A window always holds at least one valid position: pool2d_geometry pads less than a window.
 //
 // Both loops keep the reference's convention exactly (pool_reference.h): the first valid window
 // position starts as the maximum, a later one replaces it only when strictly greater (so ties
