@@ -1,8 +1,12 @@
 #include "backend/op_registry.h"
 
+#include <time.h>
+
+#include <chrono>
 #include <sstream>
 
 #include "backend/autodiff.h"
+#include "backend/op_profile.h"
 
 namespace keras {
 
@@ -149,7 +153,20 @@ TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& att
     outputs.reserve(out_specs.size());
     for (const auto& s : out_specs) outputs.push_back(Tensor::empty(s.shape, s.dtype, device));
   }
-  kernel(inputs, outputs, attrs);
+  if (op_profiling()) {
+    auto cpu_now = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+      return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+    };
+    auto t0 = std::chrono::steady_clock::now();
+    double c0 = cpu_now();
+    kernel(inputs, outputs, attrs);
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    detail::record_op_time(op.name, inputs.empty() ? "()" : shape_str(inputs[0].shape()), dt, cpu_now() - c0);
+  } else {
+    kernel(inputs, outputs, attrs);
+  }
   if (op.mutates_inputs)
     for (auto& t : inputs) t.bump_version();
   // 5. Record on the tape.

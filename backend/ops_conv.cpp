@@ -105,14 +105,20 @@ std::vector<TensorSpec> conv2d_shape(const std::vector<TensorSpec>& in, const At
   return {{conv_out_shape("conv2d", in[0].shape, in[1].shape, ConvParams::from_attrs(a)), in[0].dtype}};
 }
 
+// Inputs dy, kernel[, bias]: the bias (one per input channel) makes it conv2d_transpose's kernel.
 std::vector<TensorSpec> backward_data_shape(const std::vector<TensorSpec>& in, const Attrs& a) {
   const std::string op = "conv2d_backward_data";
+  if (in.size() != 2 && in.size() != 3)
+    fail<ValueError>(op, "2 or 3 inputs (dy, kernel[, bias])", std::to_string(in.size()) + " inputs");
   check_floats(op, in);
   Shape xs = a.get_ints("input_shape");
   Shape ys = conv_out_shape(op, xs, in.at(1).shape, ConvParams::from_attrs(a));
   if (in[0].shape != ys)
     fail<ShapeError>(op, "dy of shape " + shape_str(ys), "dy " + shape_str(in[0].shape) + " for input " +
                      shape_str(xs) + " and kernel " + shape_str(in[1].shape));
+  if (in.size() == 3 && in[2].shape != Shape{xs[3]})
+    fail<ShapeError>(op, "a bias of shape (" + std::to_string(xs[3]) + ")",
+                     "bias " + shape_str(in[2].shape) + " for output " + shape_str(xs));
   return {{xs, in[0].dtype}};
 }
 
@@ -182,9 +188,10 @@ TensorList conv2d_grad(const GradContext& g) {
 TensorList backward_data_grad(const GradContext& g) {
   ConvParams p = ConvParams::from_attrs(g.attrs);
   const Tensor& gx = g.grad_outputs[0];
-  TensorList out(2);
+  TensorList out(g.input_specs.size());
   if (g.needs_grad[0]) out[0] = run_conv(gx, g.input(1), Tensor(), p, "linear");
   if (g.needs_grad[1]) out[1] = ops::conv2d_backward_weights(gx, g.input(0), g.input(1).shape(), p, false)[0];
+  if (out.size() > 2 && g.needs_grad[2]) out[2] = ops::sum(gx, {0, 1, 2}, false);
   return out;
 }
 
@@ -214,7 +221,7 @@ KERAS_REGISTER_OP(conv2d) {
   def.grad = conv2d_grad;
   def.save = SaveBoth;
 }
-// Inputs dy, kernel; attrs: geometry and "input_shape".
+// Inputs dy, kernel[, bias]; attrs: geometry and "input_shape".
 KERAS_REGISTER_OP(conv2d_backward_data) {
   def.shape = backward_data_shape;
   def.grad = backward_data_grad;
@@ -352,8 +359,11 @@ Tensor conv2d_transpose(const Tensor& x, const Tensor& kernel, const Tensor& bia
   };
   fit(x.dim(1), out[0], kernel.dim(0), p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom);
   fit(x.dim(2), out[1], kernel.dim(1), p.stride_w, p.dilation_w, p.pad_left, p.pad_right);
-  Tensor y = conv2d_backward_data(x, kernel, {x.dim(0), out[0], out[1], kernel.dim(2)}, p);
-  if (bias.defined()) y = ops::add(y, bias);
+  // The bias is added inside the backward-data kernel: no separate add op, buffer or tape node.
+  static const OpDef& bwd_data = OpRegistry::instance().find("conv2d_backward_data");
+  Attrs attrs = p.to_attrs();
+  attrs.set("input_shape", std::vector<int64_t>{x.dim(0), out[0], out[1], kernel.dim(2)});
+  Tensor y = bias.defined() ? run_op1(bwd_data, {x, kernel, bias}, attrs) : run_op1(bwd_data, {x, kernel}, attrs);
   std::string act = canonical_activation(a.activation);
   return act == "linear" ? y : ops::activation(act, y);
 }

@@ -1,11 +1,12 @@
 // Convolution ops (keras.ops.conv / conv_transpose / depthwise_conv), NHWC activations and Keras
 // kernel layouts. Every op here runs through the op registry, so CUDA can plug in kernels:
 //   conv2d                   x (N,H,W,C), kernel (kh,kw,C/groups,O), bias (O) -> (N,OH,OW,O)
-//   conv2d_backward_data     dy (N,OH,OW,O), kernel -> dx (N,H,W,C)
+//   conv2d_backward_data     dy (N,OH,OW,O), kernel [, bias (C)] -> dx (N,H,W,C) (+ bias)
 //   conv2d_backward_weights  x, dy -> dkernel (kh,kw,C/groups,O) [, dbias (O)]
 // The backward ops are differentiable too (each is linear in both inputs), so gradients of
 // gradients and float64 gradient checks of the backward ops work.
-// conv1d, conv2d_transpose and depthwise_conv2d are compositions of the three ops.
+// conv1d, conv2d_transpose and depthwise_conv2d are compositions of the three ops
+// (conv2d_transpose is conv2d_backward_data with its bias fused).
 //
 // Errors: ShapeError naming the op and the shapes (rank, channels not divisible by groups, kernel
 // larger than the padded input), TypeError for non-float or mixed dtypes.

@@ -1,15 +1,17 @@
-// Normalization ops: batch normalization with batch statistics as a registered op (CPU kernels:
+// Normalization ops: batch normalization with batch statistics as registered ops (CPU kernels:
 // backend/cpu/norm_kernels.cpp); batch normalization with given statistics and layer
 // normalization as compositions of keras::ops (their gradients come from those ops).
 //
-//   batch_norm_train(x, gamma, beta) -> (y, mean, var)       attr epsilon
-//   batch_norm_train_grad(grad, x, gamma, mean, var) -> (dx, dgamma, dbeta)
 //   batch_moments(x) -> (mean, var)                         per-channel, biased, no gradient
+//   batch_norm_train(x, gamma, beta, mean, var) -> y         attr epsilon; mean and var must be
+//       batch_moments(x): the gradient treats them as functions of x
+//   batch_norm_train_grad(grad, x, gamma, mean, var) -> (dx, dgamma, dbeta)
 //   batch_norm_inference(x, mean, var, gamma, beta) -> y      attr epsilon; one pass over x,
 //       gradient composed of keras::ops
-// batch_norm_train saves only its inputs: its backward recomputes the moments (one cheap pass
-// over x) rather than keeping y alive until the backward, which would cost one activation per
-// BatchNormalization layer.
+// Training runs the moments first, as an op of their own, so that batch_norm_train gets them as
+// inputs: its tape node then saves x, gamma and the two (C,) statistics, and the backward reuses
+// the forward's moments. Saving them as outputs instead would also keep y alive until the
+// backward (SaveOutputs saves every output), one activation per BatchNormalization layer.
 #include "backend/autodiff.h"
 #include "backend/ops_nn.h"
 
@@ -34,23 +36,23 @@ void check_input(const std::string& where, const TensorSpec& x) {
 KERAS_REGISTER_OP(batch_norm_train) {
   def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
     const std::string where = "op 'batch_norm_train'";
-    if (in.size() != 3) fail<ValueError>(where, "3 inputs (x, gamma, beta)", std::to_string(in.size()) + " inputs");
+    if (in.size() != 5)
+      fail<ValueError>(where, "5 inputs (x, gamma, beta, mean, var)", std::to_string(in.size()) + " inputs");
     check_input(where, in[0]);
-    check_channels(where, in[0], in[1], "gamma");
-    check_channels(where, in[0], in[2], "beta");
+    const char* names[] = {"", "gamma", "beta", "mean", "var"};
+    for (int i = 1; i < 5; ++i) check_channels(where, in[0], in[i], names[i]);
     if (!(a.get_float("epsilon") > 0)) fail<ValueError>(where, "epsilon > 0", std::to_string(a.get_float("epsilon")));
     if (shape_numel(in[0].shape) / in[0].shape.back() < 1)
       fail<ShapeError>(where, "at least one element per channel", shape_str(in[0].shape));
-    return std::vector<TensorSpec>{in[0], in[1], in[1]};
+    return std::vector<TensorSpec>{in[0]};
   };
   def.save = SaveInputs;
   def.grad = [](const GradContext& g) {
     static const OpDef& grad_op = OpRegistry::instance().find("batch_norm_train_grad");
-    static const OpDef& moments = OpRegistry::instance().find("batch_moments");
-    // The gradients reaching mean and var are dropped: they are statistics for the moving
-    // averages, never part of a loss (documented in ops_nn.h).
-    TensorList mv = run_op(moments, {g.input(0)});
-    return run_op(grad_op, {g.grad_outputs[0], g.input(0), g.input(1), mv[0], mv[1]}, g.attrs);
+    // mean and var get no gradient of their own: they come from batch_moments (never taped), and
+    // the gradient reaching x through them is part of batch_norm_train_grad's dx.
+    TensorList d = run_op(grad_op, {g.grad_outputs[0], g.input(0), g.input(1), g.input(3), g.input(4)}, g.attrs);
+    return TensorList{d[0], d[1], d[2], Tensor(), Tensor()};
   };
 }
 
@@ -118,9 +120,11 @@ Tensor or_filled(const Tensor& v, const Tensor& x, double value) {
 }  // namespace
 
 BatchNormOutputs batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
+  static const OpDef& moments = OpRegistry::instance().find("batch_moments");
   static const OpDef& def = OpRegistry::instance().find("batch_norm_train");
-  TensorList out = run_op(def, {x, or_filled(gamma, x, 1.0), or_filled(beta, x, 0.0)}, Attrs{{"epsilon", epsilon}});
-  return {out[0], out[1].detach(), out[2].detach()};
+  TensorList mv = run_op(moments, {x});
+  Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0), or_filled(beta, x, 0.0), mv[0], mv[1]}, Attrs{{"epsilon", epsilon}});
+  return {y, mv[0], mv[1]};
 }
 
 Tensor batch_norm_inference(const Tensor& x, const Tensor& mean, const Tensor& variance, const Tensor& gamma,

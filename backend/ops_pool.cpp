@@ -7,7 +7,7 @@
 //   avg_pool2d(x) -> y
 //   avg_pool2d_grad(grad)           attrs plus input_shape
 // The forward ops save nothing but what their backward reads: max pooling its indices output
-// (the oneDNN workspace), average pooling nothing at all.
+// (the winning position in each window, pool_reference.h), average pooling nothing at all.
 #include "backend/autodiff.h"
 #include "backend/ops_nn.h"
 

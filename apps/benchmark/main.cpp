@@ -56,7 +56,7 @@ const char* kUsage =
     "                 [--warmup N] [--min-time S] [--bench-dir DIR] [--python PATH]\n"
     "                 [--config stock|openblas|openblas-skx|tuned] [--side both|ours|torch]\n"
     "                 [--omp-wait-policy passive|active] [--peak-seconds S]\n"
-    "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step, ours only)\n"
+    "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step and its kernels per op, ours only)\n"
     "Runs our framework and PyTorch (torch_bench.py) interleaved, --rounds times each, and\n"
     "reports medians, ratios ours/torch, train GFLOP/s against the measured FMA peak and each\n"
     "side's peak RSS. --repeats/--warmup/--min-time are passed to both sides (torch_bench's\n"

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/op_profile.h"
 #include "bench.h"
 #include "keras/resnet.h"
 
@@ -214,7 +215,10 @@ int run_breakdown(const Workload& w, int steps) {
     phases[p].wall += seconds_since(w0);
     phases[p].cpu += cpu_now() - c0;
   };
-  // The phases of Model::train_step (keras/trainer.cpp), through the public API.
+  // The phases of Model::train_step (keras/trainer.cpp), through the public API; the kernels
+  // of these steps are timed per op (backend/op_profile.h).
+  k::reset_op_profile();
+  k::set_op_profiling(true);
   for (int s = 0; s < steps; ++s) {
     const Batch& b = pool[static_cast<size_t>(s) % pool.size()];
     std::vector<k::Variable> vars = model->trainable_weights();
@@ -237,6 +241,7 @@ int run_breakdown(const Workload& w, int steps) {
       for (const auto& m : model->metrics()) m->update_state(b.y, y_pred.detach());
     });
   }
+  k::set_op_profiling(false);
   for (int s = 0; s < steps; ++s) {
     const Batch& b = pool[static_cast<size_t>(s) % pool.size()];
     timed_phase(5, [&] { model->train_on_batch(b.x, b.y); });
@@ -249,6 +254,18 @@ int run_breakdown(const Workload& w, int steps) {
   for (const Phase& p : phases) {
     if (std::string(p.name) == "train_on_batch") std::printf("%-18s %10s %10s\n", "--", "", "");
     std::printf("%-18s %10.3f %10.3f\n", p.name, 1e3 * p.wall / steps, 1e3 * p.cpu / steps);
+  }
+  // Per-op kernel wall time of the phased steps (forward to metrics), most first.
+  std::vector<k::OpProfileEntry> ops = k::op_profile();
+  double total = 0;
+  for (const auto& e : ops) total += e.seconds;
+  std::printf("\nkernels of the phased steps: %.3f ms (wall) per step in all; per step:\n", 1e3 * total / steps);
+  std::printf("%-28s %-22s %7s %10s %10s %7s\n", "op", "first input", "calls", "wall ms", "cpu ms", "share");
+  for (const auto& e : ops) {
+    if (e.seconds < 0.002 * total) continue;
+    std::printf("%-28s %-22s %7.1f %10.3f %10.3f %6.1f%%\n", e.op.c_str(), e.shape.c_str(),
+                static_cast<double>(e.calls) / steps, 1e3 * e.seconds / steps, 1e3 * e.cpu_seconds / steps,
+                100 * e.seconds / total);
   }
   return 0;
 }

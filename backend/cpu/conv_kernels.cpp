@@ -230,21 +230,7 @@ struct BwdDataEntry {
   dnnl::convolution_backward_data prim;
 };
 
-void backward_data_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
-  const Tensor& dy = in[0];
-  const Tensor& k = in[1];
-  Tensor& dx = out[0];
-  Problem pr{dx.shape(), k.shape(), dy.shape(), ConvParams::from_attrs(attrs)};
-  check_dtype("conv2d_backward_data", dy);
-  if (dx.numel() == 0) return;
-  if (dy.numel() == 0) {
-    dx.fill_(0);
-    return;
-  }
-  if (dy.dtype() != DType::float32) {
-    cpu::conv2d_backward_data_loop(dy, k, pr.p, dx);
-    return;
-  }
+void backward_data_f32(const Tensor& dy, const Tensor& k, Tensor& dx, const Problem& pr) {
   cpu::KeyBuilder key = key_of("conv2d_bwd_data_f32", pr);
   auto entry = cpu::primitive_cache().get<BwdDataEntry>(key.str(), [&] {
     auto e = std::make_shared<BwdDataEntry>();
@@ -267,6 +253,34 @@ void backward_data_kernel(const TensorList& in, TensorList& out, const Attrs& at
                        {DNNL_ARG_WEIGHTS, w},
                        {DNNL_ARG_DIFF_SRC, memory(act_desc(pr.x), eng, dx.raw_data())}});
   cpu::dnnl_stream().wait();
+}
+
+// dx (rows, C) += bias (C): conv2d_transpose's bias, one in-place pass inside the op (no separate
+// add op, output buffer or tape node).
+template <class T>
+void add_bias(Tensor& dx, const Tensor& bias) {
+  const int64_t C = bias.numel(), rows = C ? dx.numel() / C : 0;
+  T* d = dx.data<T>();
+  const T* b = bias.data<T>();
+#pragma omp parallel for if (dx.numel() > (1 << 15)) schedule(static)
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < C; ++c) d[r * C + c] += b[c];
+}
+
+void backward_data_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
+  const Tensor& dy = in[0];
+  const Tensor& k = in[1];
+  Tensor& dx = out[0];
+  Problem pr{dx.shape(), k.shape(), dy.shape(), ConvParams::from_attrs(attrs)};
+  check_dtype("conv2d_backward_data", dy);
+  if (dx.numel() == 0) return;
+  if (dy.numel() == 0) dx.fill_(0);
+  else if (dy.dtype() != DType::float32) cpu::conv2d_backward_data_loop(dy, k, pr.p, dx);
+  else backward_data_f32(dy, k, dx, pr);
+  if (in.size() > 2) {
+    if (dx.dtype() == DType::float32) add_bias<float>(dx, in[2]);
+    else add_bias<double>(dx, in[2]);
+  }
 }
 
 // ---------------- backward weights ----------------

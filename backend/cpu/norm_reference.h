@@ -1,5 +1,5 @@
-// CPU batch-normalization kernels (ops batch_norm_train and batch_norm_train_grad), exposed so
-// that tests can compare the oneDNN path against the plain loops.
+// CPU batch-normalization kernels (ops batch_moments, batch_norm_train, batch_norm_train_grad,
+// batch_norm_inference), exposed so that tests can compare the float32 paths against the plain loops.
 //
 // x is viewed as (M, C): every axis but the last is reduced. Tensors are contiguous and of one
 // floating dtype; outputs are pre-allocated. Statistics use the biased variance (divide by M).
@@ -15,11 +15,15 @@ void batch_norm_forward_reference(const Tensor& x, const Tensor& gamma, const Te
 // Gradients of the batch-statistics forward for an incoming `grad` (shape of x).
 void batch_norm_backward_reference(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                                    const Tensor& var, double epsilon, Tensor& dx, Tensor& dgamma, Tensor& dbeta);
-// Per-channel mean and biased variance of x (M, C), double accumulators, two passes; the
-// backward recomputes them so that the forward op need not keep its output alive.
+// Per-channel mean and biased variance of x (M, C): one pass for float32 (float sums over blocks
+// of rows shifted by the first row, double across blocks), two passes in double for float64.
 void batch_moments(const Tensor& x, Tensor& mean, Tensor& var);
-// Dispatchers: oneDNN batch_normalization (forward_training / backward with scale and shift,
-// cached) for float32, the references otherwise.
+// y = (x - mean) / sqrt(var + eps) * gamma + beta per channel, one pass (batch_norm_train with
+// the batch's moments, batch_norm_inference with moving ones).
+void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& gamma, const Tensor& beta,
+                      double epsilon, Tensor& y);
+// Dispatchers. Forward: batch_moments then batch_norm_apply (the training ops run these two as
+// separate ops). Backward: two vectorised passes for float32, the reference otherwise.
 void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon, Tensor& y,
                         Tensor& mean, Tensor& var);
 void batch_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& mean,

@@ -1,11 +1,9 @@
 // CPU kernels of the pooling ops (definitions: backend/ops_pool.cpp).
 //
-// float32 runs on oneDNN pooling primitives (forward_training / forward_inference, and backward
-// for average pooling), cached per algorithm, propagation kind and every dim, stride, window and
-// pad. oneDNN's max-pooling workspace (one u8, or s32 for
-// windows of 256 positions or more, per output element) holds the winning position within the
-// window; the op keeps it as an int32 tensor so that the workspace lives from forward to backward
-// on the tape and any device can read it. The plain loops are the float64 path and the reference.
+// float32 average pooling runs on oneDNN pooling primitives (forward_inference and backward),
+// cached per propagation kind and every dim, stride, window and pad; float32 max pooling on the
+// vectorised loops of max_pool_kernels.cpp, which beat oneDNN 2.6's NHWC max pooling here (the
+// measurements are there). The plain loops are the float64 path and the reference.
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -153,64 +151,37 @@ memory::desc nhwc_desc(int64_t n, int64_t h, int64_t w, int64_t c, memory::data_
   return memory::desc({n, c, h, w}, dt, memory::format_tag::nhwc);
 }
 
-std::string pool_key(const char* what, bool max, const PoolParams& p, bool training = true) {
-  return KeyBuilder(what).add(std::string(max ? "pooling_max" : "pooling_avg_exclude_padding"))
-      .add(std::string(training ? "forward_training" : "forward_inference")).add(DType::float32)
+// oneDNN runs average pooling only (padding excluded from the divisor, as Keras).
+std::string avg_key(const char* what, const PoolParams& p) {
+  return KeyBuilder(what).add(std::string("pooling_avg_exclude_padding")).add(DType::float32)
       .add(Shape{p.n, p.h, p.w, p.c, p.oh, p.ow}).add(Shape{p.ph, p.pw, p.sh, p.sw})
       .add(Shape{p.pad_t, p.pad_b, p.pad_l, p.pad_r}).str();
 }
 
-dnnl::pooling_forward::primitive_desc pool_fwd_pd(bool max, const PoolParams& p, bool training = true) {
-  dnnl::pooling_forward::desc d(training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
-                                max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding,
+dnnl::pooling_forward::primitive_desc avg_fwd_pd(const PoolParams& p, dnnl::prop_kind prop) {
+  dnnl::pooling_forward::desc d(prop, dnnl::algorithm::pooling_avg_exclude_padding,
                                 nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32),
                                 nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32), {p.sh, p.sw}, {p.ph, p.pw},
                                 {p.pad_t, p.pad_l}, {p.pad_b, p.pad_r});
   return dnnl::pooling_forward::primitive_desc(d, dnnl_engine());
 }
 
-struct PoolForward {
-  dnnl::pooling_forward prim;
-  memory::desc ws_md;
-  // The workspace is a plain NHWC u8 or s32 array of the output's shape: the layout the int32
-  // indices tensor mirrors. Anything else makes this configuration use the plain loops.
-  bool ws_usable = false;
-  bool ws_is_s32 = false;
-};
-
-struct PoolBackward {
-  dnnl::pooling_backward prim;
-};
-
-std::shared_ptr<PoolForward> pool_forward_prim(bool max, const PoolParams& p) {
-  return primitive_cache().get<PoolForward>(pool_key("pool_fwd", max, p), [&] {
-    auto pd = pool_fwd_pd(max, p);
-    auto f = std::make_shared<PoolForward>(PoolForward{dnnl::pooling_forward(pd), pd.workspace_desc()});
-    if (max) {
-      f->ws_usable = f->ws_md == nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::u8) ||
-                     f->ws_md == nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::s32);
-      f->ws_is_s32 = f->ws_md.data_type() == memory::data_type::s32;
-    }
-    return f;
+// Average pooling saves nothing for its backward, so its forward is always forward_inference.
+std::shared_ptr<dnnl::pooling_forward> avg_forward_prim(const PoolParams& p) {
+  return primitive_cache().get<dnnl::pooling_forward>(avg_key("avg_pool_fwd", p), [&] {
+    return std::make_shared<dnnl::pooling_forward>(avg_fwd_pd(p, dnnl::prop_kind::forward_inference));
   });
 }
 
-std::shared_ptr<PoolBackward> pool_backward_prim(bool max, const PoolParams& p) {
-  return primitive_cache().get<PoolBackward>(pool_key("pool_bwd", max, p), [&] {
-    dnnl::pooling_backward::desc d(max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding,
+std::shared_ptr<dnnl::pooling_backward> avg_backward_prim(const PoolParams& p) {
+  return primitive_cache().get<dnnl::pooling_backward>(avg_key("avg_pool_bwd", p), [&] {
+    dnnl::pooling_backward::desc d(dnnl::algorithm::pooling_avg_exclude_padding,
                                    nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32),
                                    nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32), {p.sh, p.sw},
                                    {p.ph, p.pw}, {p.pad_t, p.pad_l}, {p.pad_b, p.pad_r});
-    return std::make_shared<PoolBackward>(
-        PoolBackward{dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(d, dnnl_engine(), pool_fwd_pd(max, p)))});
+    return std::make_shared<dnnl::pooling_backward>(dnnl::pooling_backward::primitive_desc(
+        d, dnnl_engine(), avg_fwd_pd(p, dnnl::prop_kind::forward_training)));
   });
-}
-
-// One u8 staging buffer per thread for the u8 <-> int32 workspace conversion.
-std::vector<uint8_t>& u8_scratch(size_t n) {
-  thread_local std::vector<uint8_t> buf;
-  if (buf.size() < n) buf.resize(n);
-  return buf;
 }
 
 bool use_dnnl(const Tensor& t) { return t.dtype() == DType::float32; }
@@ -246,58 +217,39 @@ void avg_pool2d_backward_reference(const Tensor& grad, Tensor& dx, const PoolPar
 
 void max_pool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const PoolParams& p) {
   if (y.numel() == 0) return;
-  auto f = use_dnnl(x) ? pool_forward_prim(true, p) : nullptr;
-  if (!f || !f->ws_usable) return max_pool2d_forward_reference(x, y, indices, p);
-  const int64_t n = y.numel();
-  int32_t* idx = indices.data<int32_t>();
-  void* ws_ptr = f->ws_is_s32 ? static_cast<void*>(idx) : static_cast<void*>(u8_scratch(static_cast<size_t>(n)).data());
-  f->prim.execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(x, nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32))},
-                                  {DNNL_ARG_DST, wrap(y, nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32))},
-                                  {DNNL_ARG_WORKSPACE, memory(f->ws_md, dnnl_engine(), ws_ptr)}});
-  dnnl_stream().wait();
-  if (f->ws_is_s32) return;
-  const uint8_t* w = static_cast<const uint8_t*>(ws_ptr);
-#pragma omp parallel for if (n > kParallelMin) schedule(static)
-  for (int64_t i = 0; i < n; ++i) idx[i] = w[i];
+  if (x.dtype() == DType::float32) return max_pool2d_forward_f32(x, y, &indices, p);
+  max_pool2d_forward_reference(x, y, indices, p);
 }
 
 void max_pool2d_forward_inference(const Tensor& x, Tensor& y, const PoolParams& p) {
   if (y.numel() == 0) return;
-  if (!use_dnnl(x)) {
-    Tensor indices = Tensor::empty(y.shape(), DType::int32);
-    return max_pool2d_forward_reference(x, y, indices, p);
-  }
-  auto prim = primitive_cache().get<dnnl::pooling_forward>(pool_key("pool_fwd", true, p, false), [&] {
-    return std::make_shared<dnnl::pooling_forward>(pool_fwd_pd(true, p, false));
-  });
-  prim->execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(x, nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32))},
-                                {DNNL_ARG_DST, wrap(y, nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32))}});
-  dnnl_stream().wait();
+  if (x.dtype() == DType::float32) return max_pool2d_forward_f32(x, y, nullptr, p);
+  Tensor indices = Tensor::empty(y.shape(), DType::int32);
+  max_pool2d_forward_reference(x, y, indices, p);
 }
 
-// The scatter from the int32 indices runs as plain loops for every dtype: measured on the 2-core
-// CPU at (128, 32, 32, 16) pool 2/2, oneDNN 2.6's NHWC max-pooling backward (with the int32 -> u8
-// workspace conversion it needs) took 24.8 ms against 11.8 ms for the loop.
 void max_pool2d_backward(const Tensor& grad, const Tensor& indices, Tensor& dx, const PoolParams& p) {
   if (dx.numel() == 0) return;
+  if (grad.dtype() == DType::float32 && max_pool2d_windows_disjoint(p))
+    return max_pool2d_backward_f32(grad, indices, dx, p);
   max_pool2d_backward_reference(grad, indices, dx, p);
 }
 
 void avg_pool2d_forward(const Tensor& x, Tensor& y, const PoolParams& p) {
   if (y.numel() == 0) return;
   if (!use_dnnl(x)) return avg_pool2d_forward_reference(x, y, p);
-  auto f = pool_forward_prim(false, p);
-  f->prim.execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(x, nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32))},
-                                  {DNNL_ARG_DST, wrap(y, nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32))}});
+  avg_forward_prim(p)->execute(dnnl_stream(),
+                               {{DNNL_ARG_SRC, wrap(x, nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32))},
+                                {DNNL_ARG_DST, wrap(y, nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32))}});
   dnnl_stream().wait();
 }
 
 void avg_pool2d_backward(const Tensor& grad, Tensor& dx, const PoolParams& p) {
   if (dx.numel() == 0) return;
   if (!use_dnnl(grad) || grad.numel() == 0) return avg_pool2d_backward_reference(grad, dx, p);
-  auto b = pool_backward_prim(false, p);
-  b->prim.execute(dnnl_stream(), {{DNNL_ARG_DIFF_DST, wrap(grad, nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32))},
-                                  {DNNL_ARG_DIFF_SRC, wrap(dx, nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32))}});
+  avg_backward_prim(p)->execute(dnnl_stream(),
+                                {{DNNL_ARG_DIFF_DST, wrap(grad, nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32))},
+                                 {DNNL_ARG_DIFF_SRC, wrap(dx, nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32))}});
   dnnl_stream().wait();
 }
 

@@ -1,10 +1,12 @@
 // CPU pooling kernels (ops max_pool2d, avg_pool2d and their _grad ops), exposed so that tests can
-// compare the oneDNN path against the plain loops.
+// compare the oneDNN and vectorised paths against the plain loops.
 //
 // Tensors are contiguous NHWC of one floating dtype. The max-pooling "indices" tensor has the
 // output's shape and dtype int32; each entry is the winning position within its window,
-// kh * pool_w + kw (padded positions included in the numbering, never chosen), the first maximum
-// winning ties. This is oneDNN's workspace convention, so both paths share one backward.
+// kh * pool_w + kw (padded positions included in the numbering, never chosen). The first valid
+// position starts as the maximum and a later one replaces it only when strictly greater, so the
+// first maximum wins ties and a NaN is never chosen over an earlier value. Every path follows
+// this convention exactly, so indices from any forward feed any backward.
 #pragma once
 #include "backend/op_registry.h"
 
@@ -24,10 +26,20 @@ void max_pool2d_backward_reference(const Tensor& grad, const Tensor& indices, Te
 void avg_pool2d_forward_reference(const Tensor& x, Tensor& y, const PoolParams& p);
 void avg_pool2d_backward_reference(const Tensor& grad, Tensor& dx, const PoolParams& p);
 
-// Dispatchers: oneDNN pooling (cached) for float32, the references otherwise; the max-pooling
-// backward is the plain-loop scatter for every dtype (faster than oneDNN's here, see the .cpp).
+// Vectorised float32 max pooling (max_pool_kernels.cpp: why not oneDNN). The forward writes y and,
+// when `indices` is not null, the indices; it matches the reference bit for bit.
+void max_pool2d_forward_f32(const Tensor& x, Tensor& y, Tensor* indices, const PoolParams& p);
+// True when no input position lies in two windows (strides >= pool_size on both axes).
+bool max_pool2d_windows_disjoint(const PoolParams& p);
+// Writes every dx element once (no scatter); requires disjoint windows, throws ValueError
+// otherwise. Equal to the reference's scatter, which adds into zeros.
+void max_pool2d_backward_f32(const Tensor& grad, const Tensor& indices, Tensor& dx, const PoolParams& p);
+
+// Dispatchers: max pooling runs the vectorised loops above for float32 (the backward only with
+// disjoint windows; overlapping ones scatter), average pooling oneDNN (cached) for float32; the
+// references otherwise.
 void max_pool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const PoolParams& p);
-// Inference form: oneDNN forward_inference (no workspace) for float32.
+// Inference form: no indices.
 void max_pool2d_forward_inference(const Tensor& x, Tensor& y, const PoolParams& p);
 void max_pool2d_backward(const Tensor& grad, const Tensor& indices, Tensor& dx, const PoolParams& p);
 void avg_pool2d_forward(const Tensor& x, Tensor& y, const PoolParams& p);

@@ -204,6 +204,31 @@ TEST(ConvGradcheck, Float32OneDnnPath) {
                             random::normal({4}, 0, 1, 3)});
 }
 
+// conv2d_transpose adds its bias inside conv2d_backward_data's kernel: the same values as adding
+// it afterwards, a float32 gradient through the fused op, and the op's own bias check.
+TEST(ConvTranspose, FusedBiasMatchesSeparateAdd) {
+  Tensor x = random::normal({2, 5, 4, 3}, 0, 1, uint64_t{21});
+  Tensor k = random::normal({3, 3, 6, 3}, 0, 1, uint64_t{22});
+  Tensor b = random::normal({6}, 0, 1, uint64_t{23});
+  for (std::string padding : {"valid", "same"}) {
+    SCOPED_TRACE(padding);
+    ops::Conv2DTransposeArgs args{.strides = {2, 2}, .padding = padding};
+    Tensor fused = ops::conv2d_transpose(x, k, b, args);
+    Tensor separate = ops::add(ops::conv2d_transpose(x, k, Tensor(), args), b);
+    EXPECT_LT(max_abs_diff(fused, separate), 1e-6);
+  }
+  keras::testing::check_gradients("conv2d_transpose float32 bias",
+                                  [](const TensorList& in) {
+                                    return ops::conv2d_transpose(in[0], in[1], in[2], {.strides = {2, 1}, .padding = "same"});
+                                  },
+                                  {random::normal({2, 3, 4, 2}, 0, 1, uint64_t{24}),
+                                   random::normal({2, 3, 3, 2}, 0, 1, uint64_t{25}), random::normal({3}, 0, 1, uint64_t{26})});
+  Attrs a = ConvParams{}.to_attrs();
+  a.set("input_shape", std::vector<int64_t>{1, 3, 3, 2});
+  EXPECT_THROW(run_op("conv2d_backward_data", {Tensor::ones({1, 3, 3, 4}), Tensor::ones({1, 1, 2, 4}), Tensor::ones({4})}, a),
+               ShapeError);
+}
+
 // ---------------- Keras output sizes and values of the compositions ----------------
 
 TEST(ConvTranspose, KerasOutputSizesAndValues) {
