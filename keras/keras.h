@@ -24,6 +24,7 @@
 #include "layers/average_pooling2d.h"
 #include "layers/batch_normalization.h"
 #include "layers/concatenate.h"
+#include "layers/constraints.h"
 #include "layers/conv1d.h"
 #include "layers/conv2d.h"
 #include "layers/conv2d_transpose.h"

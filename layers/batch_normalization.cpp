@@ -15,8 +15,6 @@ BatchNormalizationImpl::BatchNormalizationImpl(BatchNormalizationOptions options
   for (const auto* init : {&options_.beta_initializer, &options_.gamma_initializer, &options_.moving_mean_initializer,
                            &options_.moving_variance_initializer})
     if (!init->ptr()) fail<ValueError>(where(), "an initializer for every weight", "none");
-  if (!options_.beta_constraint.is_null() || !options_.gamma_constraint.is_null())
-    fail<NotImplementedError>(where(), "no beta/gamma constraint", "a constraint", "Weight constraints are not supported yet.");
 }
 
 void BatchNormalizationImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -38,8 +36,12 @@ void BatchNormalizationImpl::validate_input(const std::vector<Shape>& shapes) co
 
 void BatchNormalizationImpl::build(const std::vector<Shape>& shapes) {
   const Shape c{shapes[0].back()};
-  if (options_.scale) gamma_ = add_weight("gamma", c, options_.gamma_initializer.ptr(), true, options_.gamma_regularizer.ptr());
-  if (options_.center) beta_ = add_weight("beta", c, options_.beta_initializer.ptr(), true, options_.beta_regularizer.ptr());
+  if (options_.scale)
+    gamma_ = add_weight("gamma", c, options_.gamma_initializer.ptr(), true, options_.gamma_regularizer.ptr(),
+                        options_.gamma_constraint.ptr());
+  if (options_.center)
+    beta_ = add_weight("beta", c, options_.beta_initializer.ptr(), true, options_.beta_regularizer.ptr(),
+                       options_.beta_constraint.ptr());
   moving_mean_ = add_weight("moving_mean", c, options_.moving_mean_initializer.ptr(), false);
   moving_variance_ = add_weight("moving_variance", c, options_.moving_variance_initializer.ptr(), false);
 }
@@ -77,8 +79,8 @@ json BatchNormalizationImpl::get_config() const {
   c["moving_variance_initializer"] = initializers::serialize(options_.moving_variance_initializer.ptr());
   c["beta_regularizer"] = regularizers::serialize(options_.beta_regularizer.ptr());
   c["gamma_regularizer"] = regularizers::serialize(options_.gamma_regularizer.ptr());
-  c["beta_constraint"] = options_.beta_constraint;
-  c["gamma_constraint"] = options_.gamma_constraint;
+  c["beta_constraint"] = constraints::serialize(options_.beta_constraint.ptr());
+  c["gamma_constraint"] = constraints::serialize(options_.gamma_constraint.ptr());
   c["synchronized"] = options_.synchronized;
   return c;
 }
@@ -103,8 +105,8 @@ BatchNormalizationOptions batch_normalization_options_from_config(const json& c)
     o.moving_variance_initializer = initializers::from_config(c["moving_variance_initializer"]);
   if (c.contains("beta_regularizer")) o.beta_regularizer = regularizers::from_config(c["beta_regularizer"]);
   if (c.contains("gamma_regularizer")) o.gamma_regularizer = regularizers::from_config(c["gamma_regularizer"]);
-  o.beta_constraint = c.value("beta_constraint", json(nullptr));
-  o.gamma_constraint = c.value("gamma_constraint", json(nullptr));
+  if (c.contains("beta_constraint")) o.beta_constraint = constraints::from_config(c["beta_constraint"]);
+  if (c.contains("gamma_constraint")) o.gamma_constraint = constraints::from_config(c["gamma_constraint"]);
   o.synchronized = c.value("synchronized", false);
   return o;
 }

@@ -8,6 +8,7 @@
 // Weights in Keras order: gamma (if scale), beta (if center), moving_mean, moving_variance,
 // all (C,); the moving ones are non-trainable.
 #pragma once
+#include "layers/constraints.h"
 #include "layers/initializers.h"
 #include "layers/layer_handle.h"
 #include "layers/regularizers.h"
@@ -26,8 +27,8 @@ struct BatchNormalizationOptions {
   InitializerArg moving_variance_initializer = "ones";
   RegularizerArg beta_regularizer;
   RegularizerArg gamma_regularizer;
-  json beta_constraint = nullptr;  // constraints are not supported yet: must be null
-  json gamma_constraint = nullptr;
+  ConstraintArg beta_constraint;  // applied after each optimizer update
+  ConstraintArg gamma_constraint;
   bool synchronized = false;  // single-process: no effect, kept for the config
   std::string name;
   bool trainable = true;

@@ -25,8 +25,8 @@ struct Conv1DOptions {
   RegularizerArg kernel_regularizer;
   RegularizerArg bias_regularizer;
   RegularizerArg activity_regularizer;  // kept in the config; not applied yet
-  json kernel_constraint = nullptr;     // must be null
-  json bias_constraint = nullptr;
+  ConstraintArg kernel_constraint;  // applied after each optimizer update
+  ConstraintArg bias_constraint;
   std::string name;
   bool trainable = true;
   std::string dtype = "float32";

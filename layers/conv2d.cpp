@@ -37,9 +37,11 @@ void Conv2DImpl::validate_input(const std::vector<Shape>& shapes) const {
 void Conv2DImpl::build(const std::vector<Shape>& shapes) {
   int64_t c = conv::channels_last_input(where(), shapes, 2, options_.data_format).back();
   kernel_ = add_weight("kernel", {options_.kernel_size.first, options_.kernel_size.second, c / options_.groups, options_.filters},
-                       options_.kernel_initializer.ptr(), true, options_.kernel_regularizer.ptr());
+                       options_.kernel_initializer.ptr(), true, options_.kernel_regularizer.ptr(),
+                       options_.kernel_constraint.ptr());
   if (options_.use_bias)
-    bias_ = add_weight("bias", {options_.filters}, options_.bias_initializer.ptr(), true, options_.bias_regularizer.ptr());
+    bias_ = add_weight("bias", {options_.filters}, options_.bias_initializer.ptr(), true, options_.bias_regularizer.ptr(),
+                       options_.bias_constraint.ptr());
 }
 
 TensorList Conv2DImpl::call(const TensorList& inputs, const CallContext&) {

@@ -106,9 +106,4 @@ Tensor from_channels_last(const Tensor& y, const std::string& data_format) {
   return ops::transpose(y, perm);
 }
 
-void check_no_constraint(const std::string& where, const json& constraint) {
-  if (!constraint.is_null())
-    fail<NotImplementedError>(where, "no weight constraint", constraint.dump(), "Weight constraints are not supported yet.");
-}
-
 }  // namespace keras::layers::conv

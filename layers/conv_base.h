@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/ops.h"
+#include "layers/constraints.h"
 #include "layers/initializers.h"
 #include "layers/layer.h"
 #include "layers/layer_config.h"
@@ -48,9 +49,6 @@ Shape to_format(const Shape& channels_last, const std::string& data_format);
 Tensor to_channels_last(const Tensor& x, const std::string& data_format);
 Tensor from_channels_last(const Tensor& y, const std::string& data_format);
 
-// Constraints are stored in the config but not applied yet: they must be null.
-void check_no_constraint(const std::string& where, const json& constraint);
-
 // The keys Conv1D, Conv2D and Conv2DTranspose share (padding, data_format, activation, use_bias,
 // kernel/bias initializers and regularizers, activity_regularizer, constraints), written from and
 // read into their options structs.
@@ -65,19 +63,17 @@ void write_common_keys(const Options& o, json& c) {
   c["kernel_regularizer"] = regularizers::serialize(o.kernel_regularizer.ptr());
   c["bias_regularizer"] = regularizers::serialize(o.bias_regularizer.ptr());
   c["activity_regularizer"] = regularizers::serialize(o.activity_regularizer.ptr());
-  c["kernel_constraint"] = o.kernel_constraint;
-  c["bias_constraint"] = o.bias_constraint;
+  c["kernel_constraint"] = constraints::serialize(o.kernel_constraint.ptr());
+  c["bias_constraint"] = constraints::serialize(o.bias_constraint.ptr());
 }
 
-// Checks the common options at construction: a known activation, initializers present, no
-// constraints. ValueError / NotImplementedError naming `where`.
+// Checks the common options at construction: a known activation, initializers present.
+// ValueError naming `where`.
 template <class Options>
 void check_common_options(const std::string& where, const Options& o) {
   if (!ops::is_activation(o.activation)) fail<ValueError>(where, "a known activation", "'" + o.activation + "'");
   if (!o.kernel_initializer) fail<ValueError>(where, "a kernel_initializer", "none");
   if (o.use_bias && !o.bias_initializer) fail<ValueError>(where, "a bias_initializer", "none");
-  check_no_constraint(where, o.kernel_constraint);
-  check_no_constraint(where, o.bias_constraint);
 }
 
 template <class Options>
@@ -91,8 +87,8 @@ void read_common_keys(const json& c, Options& o) {
   if (c.contains("kernel_regularizer")) o.kernel_regularizer = regularizers::from_config(c["kernel_regularizer"]);
   if (c.contains("bias_regularizer")) o.bias_regularizer = regularizers::from_config(c["bias_regularizer"]);
   if (c.contains("activity_regularizer")) o.activity_regularizer = regularizers::from_config(c["activity_regularizer"]);
-  o.kernel_constraint = c.value("kernel_constraint", json(nullptr));
-  o.bias_constraint = c.value("bias_constraint", json(nullptr));
+  if (c.contains("kernel_constraint")) o.kernel_constraint = constraints::from_config(c["kernel_constraint"]);
+  if (c.contains("bias_constraint")) o.bias_constraint = constraints::from_config(c["bias_constraint"]);
 }
 
 }  // namespace conv

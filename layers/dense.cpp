@@ -12,9 +12,6 @@ DenseImpl::DenseImpl(DenseOptions options) : Layer(config::base_options(options)
     fail<ValueError>(where(), "a known activation", "'" + options_.activation + "'");
   if (!options_.kernel_initializer) fail<ValueError>(where(), "a kernel_initializer", "none");
   if (options_.use_bias && !options_.bias_initializer) fail<ValueError>(where(), "a bias_initializer", "none");
-  if (!options_.kernel_constraint.is_null() || !options_.bias_constraint.is_null())
-    fail<NotImplementedError>(where(), "no kernel/bias constraint", "a constraint",
-                              "Weight constraints are not supported yet.");
 }
 
 void DenseImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -37,9 +34,10 @@ void DenseImpl::validate_input(const std::vector<Shape>& shapes) const {
 void DenseImpl::build(const std::vector<Shape>& shapes) {
   int64_t in = shapes[0].back();
   kernel_ = add_weight("kernel", {in, options_.units}, options_.kernel_initializer.ptr(), true,
-                       options_.kernel_regularizer.ptr());
+                       options_.kernel_regularizer.ptr(), options_.kernel_constraint.ptr());
   if (options_.use_bias)
-    bias_ = add_weight("bias", {options_.units}, options_.bias_initializer.ptr(), true, options_.bias_regularizer.ptr());
+    bias_ = add_weight("bias", {options_.units}, options_.bias_initializer.ptr(), true, options_.bias_regularizer.ptr(),
+                       options_.bias_constraint.ptr());
 }
 
 TensorList DenseImpl::call(const TensorList& inputs, const CallContext&) {
@@ -64,8 +62,8 @@ json DenseImpl::get_config() const {
   c["bias_regularizer"] = regularizers::serialize(options_.bias_regularizer.ptr());
   if (options_.activity_regularizer)  // Keras 3 writes it only when set
     c["activity_regularizer"] = regularizers::serialize(options_.activity_regularizer.ptr());
-  c["kernel_constraint"] = options_.kernel_constraint;
-  c["bias_constraint"] = options_.bias_constraint;
+  c["kernel_constraint"] = constraints::serialize(options_.kernel_constraint.ptr());
+  c["bias_constraint"] = constraints::serialize(options_.bias_constraint.ptr());
   return c;
 }
 
@@ -82,8 +80,8 @@ DenseOptions dense_options_from_config(const json& c) {
   if (c.contains("kernel_regularizer")) o.kernel_regularizer = regularizers::from_config(c["kernel_regularizer"]);
   if (c.contains("bias_regularizer")) o.bias_regularizer = regularizers::from_config(c["bias_regularizer"]);
   if (c.contains("activity_regularizer")) o.activity_regularizer = regularizers::from_config(c["activity_regularizer"]);
-  o.kernel_constraint = c.value("kernel_constraint", json(nullptr));
-  o.bias_constraint = c.value("bias_constraint", json(nullptr));
+  if (c.contains("kernel_constraint")) o.kernel_constraint = constraints::from_config(c["kernel_constraint"]);
+  if (c.contains("bias_constraint")) o.bias_constraint = constraints::from_config(c["bias_constraint"]);
   return o;
 }
 

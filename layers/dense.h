@@ -1,5 +1,6 @@
 // Dense (keras.layers.Dense): y = activation(x @ kernel + bias) over the last axis.
 #pragma once
+#include "layers/constraints.h"
 #include "layers/initializers.h"
 #include "layers/layer_handle.h"
 #include "layers/regularizers.h"
@@ -16,8 +17,8 @@ struct DenseOptions {
   RegularizerArg kernel_regularizer;
   RegularizerArg bias_regularizer;
   RegularizerArg activity_regularizer;  // kept in the config; not applied yet
-  json kernel_constraint = nullptr;     // constraints are not supported yet: stored, must be null
-  json bias_constraint = nullptr;
+  ConstraintArg kernel_constraint;  // applied after each optimizer update
+  ConstraintArg bias_constraint;
   std::string name;
   bool trainable = true;
   std::string dtype = "float32";
@@ -25,7 +26,7 @@ struct DenseOptions {
 
 // Weights: kernel (in, units), bias (units,) when use_bias. Input: rank >= 2 with a known last
 // extent `in`; after building, the last extent must stay `in` (ShapeError naming the layer).
-// Construction throws ValueError for units < 1, an unknown activation or a constraint.
+// Construction throws ValueError for units < 1 or an unknown activation.
 class DenseImpl : public Layer {
  public:
   explicit DenseImpl(DenseOptions options);

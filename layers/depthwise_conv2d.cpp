@@ -15,8 +15,6 @@ DepthwiseConv2DImpl::DepthwiseConv2DImpl(DepthwiseConv2DOptions o)
   if (!ops::is_activation(op.activation)) fail<ValueError>(where(), "a known activation", "'" + op.activation + "'");
   if (!op.depthwise_initializer) fail<ValueError>(where(), "a depthwise_initializer", "none");
   if (op.use_bias && !op.bias_initializer) fail<ValueError>(where(), "a bias_initializer", "none");
-  conv::check_no_constraint(where(), op.depthwise_constraint);
-  conv::check_no_constraint(where(), op.bias_constraint);
 }
 
 void DepthwiseConv2DImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -33,10 +31,11 @@ void DepthwiseConv2DImpl::validate_input(const std::vector<Shape>& shapes) const
 void DepthwiseConv2DImpl::build(const std::vector<Shape>& shapes) {
   int64_t c = conv::channels_last_input(where(), shapes, 2, options_.data_format).back();
   kernel_ = add_weight("kernel", {options_.kernel_size.first, options_.kernel_size.second, c, options_.depth_multiplier},
-                       options_.depthwise_initializer.ptr(), true, options_.depthwise_regularizer.ptr());
+                       options_.depthwise_initializer.ptr(), true, options_.depthwise_regularizer.ptr(),
+                       options_.depthwise_constraint.ptr());
   if (options_.use_bias)
     bias_ = add_weight("bias", {c * options_.depth_multiplier}, options_.bias_initializer.ptr(), true,
-                       options_.bias_regularizer.ptr());
+                       options_.bias_regularizer.ptr(), options_.bias_constraint.ptr());
 }
 
 TensorList DepthwiseConv2DImpl::call(const TensorList& inputs, const CallContext&) {
@@ -74,8 +73,8 @@ json DepthwiseConv2DImpl::get_config() const {
   c["depthwise_regularizer"] = regularizers::serialize(o.depthwise_regularizer.ptr());
   c["bias_regularizer"] = regularizers::serialize(o.bias_regularizer.ptr());
   c["activity_regularizer"] = regularizers::serialize(o.activity_regularizer.ptr());
-  c["depthwise_constraint"] = o.depthwise_constraint;
-  c["bias_constraint"] = o.bias_constraint;
+  c["depthwise_constraint"] = constraints::serialize(o.depthwise_constraint.ptr());
+  c["bias_constraint"] = constraints::serialize(o.bias_constraint.ptr());
   return c;
 }
 
@@ -97,8 +96,8 @@ DepthwiseConv2DOptions depthwise_conv2d_options_from_config(const json& c) {
   if (c.contains("depthwise_regularizer")) o.depthwise_regularizer = regularizers::from_config(c["depthwise_regularizer"]);
   if (c.contains("bias_regularizer")) o.bias_regularizer = regularizers::from_config(c["bias_regularizer"]);
   if (c.contains("activity_regularizer")) o.activity_regularizer = regularizers::from_config(c["activity_regularizer"]);
-  o.depthwise_constraint = c.value("depthwise_constraint", json(nullptr));
-  o.bias_constraint = c.value("bias_constraint", json(nullptr));
+  if (c.contains("depthwise_constraint")) o.depthwise_constraint = constraints::from_config(c["depthwise_constraint"]);
+  if (c.contains("bias_constraint")) o.bias_constraint = constraints::from_config(c["bias_constraint"]);
   return o;
 }
 

@@ -23,8 +23,8 @@ struct DepthwiseConv2DOptions {
   RegularizerArg depthwise_regularizer;
   RegularizerArg bias_regularizer;
   RegularizerArg activity_regularizer;  // kept in the config; not applied yet
-  json depthwise_constraint = nullptr;  // must be null
-  json bias_constraint = nullptr;
+  ConstraintArg depthwise_constraint;  // applied after each optimizer update
+  ConstraintArg bias_constraint;
   std::string name;
   bool trainable = true;
   std::string dtype = "float32";

@@ -1,5 +1,6 @@
-// Initializer and Regularizer interfaces (Keras keras.initializers / keras.regularizers).
-// Concrete classes live in initializers.h / regularizers.h; both are looked up by Keras name.
+// Initializer, Regularizer and Constraint interfaces (Keras keras.initializers /
+// keras.regularizers / keras.constraints). Concrete classes live in initializers.h /
+// regularizers.h / constraints.h; all are looked up by Keras name.
 #pragma once
 #include <memory>
 #include <string>
@@ -32,5 +33,16 @@ class Regularizer {
   virtual json get_config() const { return json::object(); }
 };
 using RegularizerPtr = std::shared_ptr<Regularizer>;
+
+// As Keras's base Constraint: the identity, class name "Constraint". Subclasses override both.
+class Constraint {
+ public:
+  virtual ~Constraint() = default;
+  // The projection of weight `w` (same shape and dtype), applied after each optimizer update.
+  virtual Tensor operator()(const Tensor& w) const { return w; }
+  virtual std::string class_name() const { return "Constraint"; }
+  virtual json get_config() const { return json::object(); }
+};
+using ConstraintPtr = std::shared_ptr<Constraint>;
 
 }  // namespace keras

@@ -123,7 +123,7 @@ TensorList Layer::get_weights() const {
 }
 
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const InitializerPtr& initializer,
-                           bool trainable, const RegularizerPtr& regularizer) {
+                           bool trainable, const RegularizerPtr& regularizer, const ConstraintPtr& constraint) {
   if (!in_build_)
     fail<StateError>(where() + " add_weight('" + name + "')", "a call from build()", "a call outside it");
   for (const auto& w : own_weights_)
@@ -131,7 +131,8 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   if (!initializer) fail<ValueError>(where() + " add_weight('" + name + "')", "an initializer", "none");
   Tensor value = (*initializer)(shape, DType::float32);
   Variable v(value, path_prefix_ + this->name() + "/" + name, trainable && trainable_);
-  own_weights_.push_back({name, v, trainable, regularizer});
+  if (constraint) v.set_constraint([constraint](const Tensor& w) { return (*constraint)(w); });
+  own_weights_.push_back({name, v, trainable, regularizer, constraint});
   return v;
 }
 

@@ -131,9 +131,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
  protected:
   // Creates a weight (decision 5: path from the layer name). `trainable=false` makes a variable
-  // that is never trained (moving statistics). Throws StateError outside build().
+  // that is never trained (moving statistics). `constraint` is attached to the variable, so every
+  // optimizer applies it after updating it. Throws StateError outside build().
   Variable add_weight(const std::string& name, const Shape& shape, const InitializerPtr& initializer,
-                      bool trainable = true, const RegularizerPtr& regularizer = nullptr);
+                      bool trainable = true, const RegularizerPtr& regularizer = nullptr,
+                      const ConstraintPtr& constraint = nullptr);
   // Seeded stream for layers that draw random numbers at call time (Dropout); seeded from
   // `seed` if given, else from the global generator when first used.
   Generator& generator(std::optional<uint64_t> seed = std::nullopt);
@@ -150,6 +152,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
     Variable variable;
     bool trainable_by_design;
     RegularizerPtr regularizer;
+    ConstraintPtr constraint;
   };
   std::string name_;
   bool trainable_ = true;

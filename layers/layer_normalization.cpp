@@ -13,8 +13,6 @@ LayerNormalizationImpl::LayerNormalizationImpl(LayerNormalizationOptions options
     fail<NotImplementedError>(where(), "rms_scaling false", "true", "RMS scaling is not supported yet.");
   if (!options_.beta_initializer.ptr() || !options_.gamma_initializer.ptr())
     fail<ValueError>(where(), "beta and gamma initializers", "none");
-  if (!options_.beta_constraint.is_null() || !options_.gamma_constraint.is_null())
-    fail<NotImplementedError>(where(), "no beta/gamma constraint", "a constraint", "Weight constraints are not supported yet.");
 }
 
 void LayerNormalizationImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -31,8 +29,12 @@ void LayerNormalizationImpl::validate_input(const std::vector<Shape>& shapes) co
 
 void LayerNormalizationImpl::build(const std::vector<Shape>& shapes) {
   const Shape c{shapes[0].back()};
-  if (options_.scale) gamma_ = add_weight("gamma", c, options_.gamma_initializer.ptr(), true, options_.gamma_regularizer.ptr());
-  if (options_.center) beta_ = add_weight("beta", c, options_.beta_initializer.ptr(), true, options_.beta_regularizer.ptr());
+  if (options_.scale)
+    gamma_ = add_weight("gamma", c, options_.gamma_initializer.ptr(), true, options_.gamma_regularizer.ptr(),
+                        options_.gamma_constraint.ptr());
+  if (options_.center)
+    beta_ = add_weight("beta", c, options_.beta_initializer.ptr(), true, options_.beta_regularizer.ptr(),
+                       options_.beta_constraint.ptr());
 }
 
 TensorList LayerNormalizationImpl::call(const TensorList& inputs, const CallContext&) {
@@ -56,8 +58,8 @@ json LayerNormalizationImpl::get_config() const {
   c["gamma_initializer"] = initializers::serialize(options_.gamma_initializer.ptr());
   c["beta_regularizer"] = regularizers::serialize(options_.beta_regularizer.ptr());
   c["gamma_regularizer"] = regularizers::serialize(options_.gamma_regularizer.ptr());
-  c["beta_constraint"] = options_.beta_constraint;
-  c["gamma_constraint"] = options_.gamma_constraint;
+  c["beta_constraint"] = constraints::serialize(options_.beta_constraint.ptr());
+  c["gamma_constraint"] = constraints::serialize(options_.gamma_constraint.ptr());
   return c;
 }
 
@@ -79,8 +81,8 @@ LayerNormalizationOptions layer_normalization_options_from_config(const json& c)
   if (c.contains("gamma_initializer")) o.gamma_initializer = initializers::from_config(c["gamma_initializer"]);
   if (c.contains("beta_regularizer")) o.beta_regularizer = regularizers::from_config(c["beta_regularizer"]);
   if (c.contains("gamma_regularizer")) o.gamma_regularizer = regularizers::from_config(c["gamma_regularizer"]);
-  o.beta_constraint = c.value("beta_constraint", json(nullptr));
-  o.gamma_constraint = c.value("gamma_constraint", json(nullptr));
+  if (c.contains("beta_constraint")) o.beta_constraint = constraints::from_config(c["beta_constraint"]);
+  if (c.contains("gamma_constraint")) o.gamma_constraint = constraints::from_config(c["gamma_constraint"]);
   return o;
 }
 

@@ -2,6 +2,7 @@
 // features are normalized with their own mean and biased variance, then scaled by gamma and
 // shifted by beta. Weights: gamma (if scale), beta (if center), both (C,).
 #pragma once
+#include "layers/constraints.h"
 #include "layers/initializers.h"
 #include "layers/layer_handle.h"
 #include "layers/regularizers.h"
@@ -18,8 +19,8 @@ struct LayerNormalizationOptions {
   InitializerArg gamma_initializer = "ones";
   RegularizerArg beta_regularizer;
   RegularizerArg gamma_regularizer;
-  json beta_constraint = nullptr;  // must be null
-  json gamma_constraint = nullptr;
+  ConstraintArg beta_constraint;  // applied after each optimizer update
+  ConstraintArg gamma_constraint;
   std::string name;
   bool trainable = true;
   std::string dtype = "float32";

@@ -17,9 +17,6 @@ SeparableConv2DImpl::SeparableConv2DImpl(SeparableConv2DOptions o)
   if (!op.depthwise_initializer || !op.pointwise_initializer)
     fail<ValueError>(where(), "depthwise and pointwise initializers", "none");
   if (op.use_bias && !op.bias_initializer) fail<ValueError>(where(), "a bias_initializer", "none");
-  conv::check_no_constraint(where(), op.depthwise_constraint);
-  conv::check_no_constraint(where(), op.pointwise_constraint);
-  conv::check_no_constraint(where(), op.bias_constraint);
 }
 
 void SeparableConv2DImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -37,10 +34,11 @@ void SeparableConv2DImpl::build(const std::vector<Shape>& shapes) {
   const SeparableConv2DOptions& o = options_;
   int64_t c = conv::channels_last_input(where(), shapes, 2, o.data_format).back();
   depthwise_ = add_weight("depthwise_kernel", {o.kernel_size.first, o.kernel_size.second, c, o.depth_multiplier},
-                          o.depthwise_initializer.ptr(), true, o.depthwise_regularizer.ptr());
+                          o.depthwise_initializer.ptr(), true, o.depthwise_regularizer.ptr(), o.depthwise_constraint.ptr());
   pointwise_ = add_weight("pointwise_kernel", {1, 1, c * o.depth_multiplier, o.filters}, o.pointwise_initializer.ptr(),
-                          true, o.pointwise_regularizer.ptr());
-  if (o.use_bias) bias_ = add_weight("bias", {o.filters}, o.bias_initializer.ptr(), true, o.bias_regularizer.ptr());
+                          true, o.pointwise_regularizer.ptr(), o.pointwise_constraint.ptr());
+  if (o.use_bias)
+    bias_ = add_weight("bias", {o.filters}, o.bias_initializer.ptr(), true, o.bias_regularizer.ptr(), o.bias_constraint.ptr());
 }
 
 TensorList SeparableConv2DImpl::call(const TensorList& inputs, const CallContext&) {
@@ -82,9 +80,9 @@ json SeparableConv2DImpl::get_config() const {
   c["pointwise_regularizer"] = regularizers::serialize(o.pointwise_regularizer.ptr());
   c["bias_regularizer"] = regularizers::serialize(o.bias_regularizer.ptr());
   c["activity_regularizer"] = regularizers::serialize(o.activity_regularizer.ptr());
-  c["depthwise_constraint"] = o.depthwise_constraint;
-  c["pointwise_constraint"] = o.pointwise_constraint;
-  c["bias_constraint"] = o.bias_constraint;
+  c["depthwise_constraint"] = constraints::serialize(o.depthwise_constraint.ptr());
+  c["pointwise_constraint"] = constraints::serialize(o.pointwise_constraint.ptr());
+  c["bias_constraint"] = constraints::serialize(o.bias_constraint.ptr());
   return c;
 }
 
@@ -117,9 +115,9 @@ SeparableConv2DOptions separable_conv2d_options_from_config(const json& c) {
   reg("pointwise_regularizer", o.pointwise_regularizer);
   reg("bias_regularizer", o.bias_regularizer);
   reg("activity_regularizer", o.activity_regularizer);
-  o.depthwise_constraint = c.value("depthwise_constraint", json(nullptr));
-  o.pointwise_constraint = c.value("pointwise_constraint", json(nullptr));
-  o.bias_constraint = c.value("bias_constraint", json(nullptr));
+  if (c.contains("depthwise_constraint")) o.depthwise_constraint = constraints::from_config(c["depthwise_constraint"]);
+  if (c.contains("pointwise_constraint")) o.pointwise_constraint = constraints::from_config(c["pointwise_constraint"]);
+  if (c.contains("bias_constraint")) o.bias_constraint = constraints::from_config(c["bias_constraint"]);
   return o;
 }
 

@@ -26,9 +26,9 @@ struct SeparableConv2DOptions {
   RegularizerArg pointwise_regularizer;
   RegularizerArg bias_regularizer;
   RegularizerArg activity_regularizer;  // kept in the config; not applied yet
-  json depthwise_constraint = nullptr;  // must be null
-  json pointwise_constraint = nullptr;
-  json bias_constraint = nullptr;
+  ConstraintArg depthwise_constraint;  // applied after each optimizer update
+  ConstraintArg pointwise_constraint;
+  ConstraintArg bias_constraint;
   std::string name;
   bool trainable = true;
   std::string dtype = "float32";

@@ -286,6 +286,11 @@ void Optimizer::apply(const TensorList& grads, const std::vector<Variable>& vars
     update_step(pairs[i].grad, *pairs[i].var, *pairs[i].slots, attrs);
   }
   set_iterations(iterations() + 1);
+  // 4. Constraints, as Keras: right after the update, on the variables that were updated.
+  for (const auto& p : pairs) {
+    Variable var = *p.var;  // a handle on the same variable
+    var.apply_constraint();
+  }
 }
 
 // ---- config ----

@@ -8,7 +8,8 @@
 //   3. unscales by loss_scale_factor, clips (clipnorm per variable, global_clipnorm over all
 //      gradients, or clipvalue; at most one of them), applies decoupled weight decay
 //      var -= lr * weight_decay * var, and runs the optimizer's rule,
-//   4. increments `iterations`.
+//   4. increments `iterations`, then projects each updated variable through its constraint
+//      (Variable::apply_constraint, Keras's variable.assign(variable.constraint(variable))).
 // Steps 3's per-variable work is ONE registered in-place op per variable (update_ops.cpp): the
 // preprocessing is folded into the update kernel, so a device backend ports an optimizer by
 // registering one kernel.
