@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "backend/autodiff.h"
@@ -164,6 +165,9 @@ std::vector<OpCase> op_cases() {
   };
 }
 
+// Test names and failure messages show the case name, not the struct's bytes.
+void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
+
 class CudaOp : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(CudaOp, MatchesCpu) {
@@ -191,6 +195,8 @@ struct GradCase {
   std::function<Tensor(const TensorList&)> loss;
   std::vector<Shape> shapes;
 };
+
+void PrintTo(const GradCase& c, std::ostream* os) { *os << c.name; }
 
 class CudaGrad : public ::testing::TestWithParam<GradCase> {};
 
