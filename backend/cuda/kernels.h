@@ -1,7 +1,7 @@
 // Launchers of the CUDA backend's own kernels (backend/cuda/kernels.cu), with a plain C++
 // interface so that the op registrations stay ordinary .cpp files. Pointers are device pointers;
 // every launcher queues work on `stream` and returns without waiting. Element counts may be 0.
-// Types outside a launcher's list are the caller's to reject (they hit a device-side no-op).
+// Types outside a launcher's list are the caller's to reject (the launcher then does nothing).
 #pragma once
 #include <cuda_runtime_api.h>
 
