@@ -44,7 +44,10 @@ function(keras_configure_cuda target)
     return()
   endif()
   target_compile_definitions(${target} PRIVATE KERAS_HAS_CUDA=1)
-  target_link_libraries(${target} PRIVATE CUDA::cudart CUDA::cublas)
+  # cuBLAS is dlopen'ed on first use (backend/cuda/runtime.cpp): linking it would make every
+  # process, CPU-only ones included, load libcublasLt (~0.2 s, ~200 MB). Only its headers are used.
+  target_link_libraries(${target} PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})
+  target_compile_definitions(${target} PRIVATE KERAS_CUDA_LIBRARY_DIR="${CUDAToolkit_LIBRARY_DIR}")
   # The C++ warning flags are for g++; nvcc gets its own.
   target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr;-Xcompiler=-fno-math-errno>")
   set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF INSTALL_RPATH_USE_LINK_PATH ON)

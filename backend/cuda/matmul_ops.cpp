@@ -42,13 +42,13 @@ void run_gemm(const Gemm& g, DType dtype, int device, const char* where) {
   if (dtype == DType::float32) {
     const float alpha = 1.f, beta = 0.f;
     cublasComputeType_t compute = cuda::allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    cuda::check_cublas(cublasGemmStridedBatchedEx(h, op_b, op_a, n, m, kk, &alpha, g.b, CUDA_R_32F, ldb, g.stride_b,
+    cuda::check_cublas(cuda::cublas().gemm_strided_batched_ex(h, op_b, op_a, n, m, kk, &alpha, g.b, CUDA_R_32F, ldb, g.stride_b,
                                                   g.a, CUDA_R_32F, lda, g.stride_a, &beta, g.c, CUDA_R_32F, ldc,
                                                   g.stride_c, batch, compute, CUBLAS_GEMM_DEFAULT),
                        where);
   } else if (dtype == DType::float64) {
     const double alpha = 1.0, beta = 0.0;
-    cuda::check_cublas(cublasGemmStridedBatchedEx(h, op_b, op_a, n, m, kk, &alpha, g.b, CUDA_R_64F, ldb, g.stride_b,
+    cuda::check_cublas(cuda::cublas().gemm_strided_batched_ex(h, op_b, op_a, n, m, kk, &alpha, g.b, CUDA_R_64F, ldb, g.stride_b,
                                                   g.a, CUDA_R_64F, lda, g.stride_a, &beta, g.c, CUDA_R_64F, ldc,
                                                   g.stride_c, batch, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT),
                        where);

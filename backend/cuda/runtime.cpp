@@ -1,9 +1,12 @@
 // Device discovery, streams, the device guard and cuBLAS handles of the CUDA backend.
 #include "backend/cuda/runtime.h"
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cuda.h"
@@ -53,9 +56,44 @@ void check(cudaError_t status, const char* where) {
   fail<DeviceError>(where, "CUDA success", std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status));
 }
 
+const CublasApi& cublas() {
+  static const CublasApi api = [] {
+    // The soname of the cuBLAS the backend was compiled against: the loader's search (ld cache,
+    // LD_LIBRARY_PATH) first, then the toolkit's library folder seen at configure time.
+    const std::string soname = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+    std::string tried = soname;
+    void* lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+#ifdef KERAS_CUDA_LIBRARY_DIR
+    if (!lib) {
+      const std::string path = std::string(KERAS_CUDA_LIBRARY_DIR) + "/" + soname;
+      tried += ", " + path;
+      lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+#endif
+    if (!lib)
+      fail<DeviceError>("cuBLAS", "a loadable " + soname, "none (tried " + tried + ")",
+                        "Install cuBLAS or add its folder to LD_LIBRARY_PATH.");
+    auto sym = [&](auto& fn, const char* name) {
+      void* p = dlsym(lib, name);
+      if (!p) fail<DeviceError>("cuBLAS", std::string("the symbol ") + name + " in " + soname, "none");
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    CublasApi a{};
+    sym(a.create, "cublasCreate_v2");
+    sym(a.set_stream, "cublasSetStream_v2");
+    sym(a.set_math_mode, "cublasSetMathMode");
+    sym(a.gemm_strided_batched_ex, "cublasGemmStridedBatchedEx");
+    sym(a.status_name, "cublasGetStatusName");
+    sym(a.status_string, "cublasGetStatusString");
+    return a;
+  }();
+  return api;
+}
+
 void check_cublas(cublasStatus_t status, const char* where) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  fail<DeviceError>(where, "CUBLAS_STATUS_SUCCESS", cublasGetStatusName(status), cublasGetStatusString(status));
+  const CublasApi& api = cublas();
+  fail<DeviceError>(where, "CUBLAS_STATUS_SUCCESS", api.status_name(status), api.status_string(status));
 }
 
 static void check_index(int device, const char* where) {
@@ -97,10 +135,10 @@ cublasHandle_t cublas_handle(int device) {
   cublasHandle_t& h = handles[static_cast<size_t>(device)];
   if (!h) {
     DeviceGuard guard(device);
-    check_cublas(cublasCreate(&h), "cublasCreate");
-    check_cublas(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    check_cublas(cublas().create(&h), "cublasCreate");
+    check_cublas(cublas().set_math_mode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   }
-  check_cublas(cublasSetStream(h, s), "cublasSetStream");
+  check_cublas(cublas().set_stream(h, s), "cublasSetStream");
   return h;
 }
 

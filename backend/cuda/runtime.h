@@ -32,6 +32,22 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
+// cuBLAS, loaded with dlopen on first use rather than linked: loading libcublas/libcublasLt
+// costs every process ~0.2 s and ~200 MB, which CPU-only programs must not pay. Throws
+// DeviceError naming the library when it cannot be loaded.
+struct CublasApi {
+  cublasStatus_t (*create)(cublasHandle_t*);
+  cublasStatus_t (*set_stream)(cublasHandle_t, cudaStream_t);
+  cublasStatus_t (*set_math_mode)(cublasHandle_t, cublasMath_t);
+  cublasStatus_t (*gemm_strided_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                            const void*, const void*, cudaDataType, int, long long, const void*,
+                                            cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                                            long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+  const char* (*status_name)(cublasStatus_t);
+  const char* (*status_string)(cublasStatus_t);
+};
+const CublasApi& cublas();
+
 // This thread's cuBLAS handle for `device`, bound to stream(device), default (non-TF32) math.
 // Handles are created once per thread and device and deliberately never destroyed: destroying
 // them from thread-exit or static destructors races the driver's own shutdown.
