@@ -1,0 +1,45 @@
+// The CUDA backend's public queries. Always declared, whatever the build: without the backend
+// (built() is false) or without a driver or device, device_count() is 0 and the rest are no-ops,
+// so that callers and tests can ask first and skip. Tensors reach a GPU with
+// Tensor::to(Device::cuda(i)) or by creating them on Device::cuda(i); ops then run there
+// (NotImplementedError naming the op where a CUDA kernel is missing).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace keras::cuda {
+
+// Whether this library was built with the CUDA backend (CMake KERAS_CUDA).
+bool built();
+
+// Number of usable CUDA devices; 0 without the backend, driver or device. Never throws.
+int device_count();
+inline bool is_available() { return device_count() > 0; }
+// Why device_count() is 0 ("" when it is not): for skip messages and diagnostics.
+std::string unavailable_reason();
+
+// The caching allocator of one device. Blocks are reused by size class; `device_mallocs`
+// counts the cudaMalloc calls, so a steady training step leaves it unchanged.
+struct AllocatorStats {
+  size_t bytes_in_use = 0;    // handed out to live storages (rounded to the size class)
+  size_t bytes_cached = 0;    // freed blocks kept for reuse
+  uint64_t device_mallocs = 0;
+  uint64_t cache_hits = 0;    // allocations served from the cache
+  uint64_t device_frees = 0;  // blocks returned with cudaFree (empty_cache, out-of-memory retry)
+};
+// Zeros when the backend is absent or `device` was never used.
+AllocatorStats allocator_stats(int device = 0);
+// Returns every cached block of every device to the driver (waits for the devices first).
+void empty_cache();
+
+// Waits until the work queued on `device`'s stream is done; DeviceError on a CUDA error.
+// No-op without the backend.
+void synchronize(int device = 0);
+
+// TF32 tensor cores for float32 matmuls: off by default, so float32 results match the CPU to
+// float precision. Applies to matmuls issued after the call, on every thread.
+void set_allow_tf32(bool allow);
+bool allow_tf32();
+
+}  // namespace keras::cuda
