@@ -30,16 +30,13 @@ ModelCheckpointImpl::ModelCheckpointImpl(ModelCheckpointOptions options) : optio
   }
   // The default savers write Keras's files, so the path must name one (as Keras 3 demands).
   const auto& path = options_.filepath;
-  auto ends_with = [&](const std::string& suffix) {
-    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
   if (options_.save_weights_only && !options_.save_weights) {
-    if (!ends_with(".weights.h5") && !ends_with(".h5"))
+    if (!path.ends_with(".weights.h5") && !path.ends_with(".h5"))
       fail<ValueError>(std::string(kWhere) + " filepath", "a path ending in .weights.h5 with save_weights_only", "'" + path + "'");
     options_.save_weights = [](Model& m, const std::string& p) { keras::save_weights(m, p); };
   }
   if (!options_.save_weights_only && !options_.save_model) {
-    if (!ends_with(".keras") && !(ends_with(".h5") && !ends_with(".weights.h5")))
+    if (!path.ends_with(".keras") && !(path.ends_with(".h5") && !path.ends_with(".weights.h5")))
       fail<ValueError>(std::string(kWhere) + " filepath", "a path ending in .keras (or a legacy .h5)", "'" + path + "'",
                        "Use save_weights_only=true with a .weights.h5 path to save weights only.");
     options_.save_model = [](Model& m, const std::string& p) { keras::save_model(m, p); };

@@ -1,23 +1,12 @@
 #include "keras/compile_config.h"
 
 #include "backend/errors.h"
+#include "keras/detail/keras2_values.h"
 #include "keras/train_state.h"
 #include "layers/layer_config.h"
 
 namespace keras::saving {
 namespace {
-
-// Keras 2 object form: the Keras 3 wrapper without module/registered_name (nested objects too).
-json keras2_object(json object) {
-  if (object.is_object()) {
-    object.erase("module");
-    object.erase("registered_name");
-    for (auto& [key, value] : object.items()) value = keras2_object(value);
-  } else if (object.is_array()) {
-    for (auto& value : object) value = keras2_object(value);
-  }
-  return object;
-}
 
 json metric_json(const NamedOr<metrics::Metric>& m) {
   if (m.object) return metrics::serialize(*m.object);
@@ -148,7 +137,7 @@ json training_config(const Model& model) {
   opt_config["is_legacy_optimizer"] = false;
   // Keras 3 resolves a legacy "Custom>" optimizer by its config name: it must be the class name.
   opt_config["name"] = opt.class_name();
-  return keras2_object({{"loss", loss_json(o)},
+  return keras2_values({{"loss", loss_json(o)},
                         {"metrics", metrics_json(o)},
                         {"weighted_metrics", o.weighted_metrics.empty() ? json(nullptr) : metric_list(o.weighted_metrics)},
                         {"loss_weights", loss_weights_json(o)},

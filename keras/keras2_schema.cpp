@@ -2,6 +2,7 @@
 // the schema of legacy .h5 `model_config` that tf_keras 2.x and Keras 3 both read.
 #include <map>
 
+#include "keras/detail/keras2_values.h"
 #include "keras/model_config.h"
 #include "layers/layer_config.h"
 
@@ -24,24 +25,26 @@ std::string keras2_class_name(const json& obj) {
   return obj["class_name"].get<std::string>();
 }
 
-// Nested objects (initializers, regularizers, constraints, activations) lose module and
-// registered_name; dtype policies become their name.
-json plain_values(const json& j) {
-  if (is_keras3_object(j)) return {{"class_name", keras2_class_name(j)}, {"config", plain_values(j["config"])}};
+}  // namespace
+
+json keras2_values(const json& j) {
+  if (is_keras3_object(j)) return {{"class_name", keras2_class_name(j)}, {"config", keras2_values(j["config"])}};
   if (j.is_array()) {
     json out = json::array();
-    for (const auto& v : j) out.push_back(plain_values(v));
+    for (const auto& v : j) out.push_back(keras2_values(v));
     return out;
   }
   if (!j.is_object()) return j;
   json out = json::object();
-  for (const auto& [k, v] : j.items()) out[k] = k == "dtype" && v.is_object() ? json(config::dtype_from_config(v)) : plain_values(v);
+  for (const auto& [k, v] : j.items()) out[k] = k == "dtype" && v.is_object() ? json(config::dtype_from_config(v)) : keras2_values(v);
   return out;
 }
 
+namespace {
+
 // Keras-3-only keys tf_keras does not accept, translated or dropped at their Keras 2 meaning.
 json layer_config_keras2(const std::string& cls, const json& config, const std::string& where) {
-  json c = plain_values(config);
+  json c = keras2_values(config);
   if (cls == "InputLayer") {
     if (c.contains("batch_shape")) {
       c["batch_input_shape"] = c["batch_shape"];

@@ -18,10 +18,6 @@ namespace {
 // The Keras 3 release whose `.keras` layout this framework writes (metadata.json).
 constexpr const char* kKerasVersion = "3.15.1";
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // Re-throws a framework error with `context` ("m.keras: config.json") in front, keeping its type,
 // so errors from deep inside a load still name the file.
 [[noreturn]] void rethrow_in(const std::string& context) {
@@ -177,24 +173,24 @@ std::shared_ptr<Model> load_legacy_h5(const std::string& path, const LoadModelOp
 }  // namespace
 
 void save_model(const Model& model, const std::string& path, const SaveOptions& options) {
-  if (ends_with(path, ".keras")) return save_keras_archive(model, path, options);
-  if (ends_with(path, ".weights.h5"))
+  if (path.ends_with(".keras")) return save_keras_archive(model, path, options);
+  if (path.ends_with(".weights.h5"))
     fail<ValueError>("save_model('" + path + "')", "a path ending in .keras or .h5", "a .weights.h5 path",
                      "Use save_weights() for weights only.");
-  if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) return save_legacy_h5(model, path, options);
+  if (path.ends_with(".h5") || path.ends_with(".hdf5")) return save_legacy_h5(model, path, options);
   fail<ValueError>("save_model('" + path + "')", "a path ending in .keras or .h5", "'" + path + "'");
 }
 
 std::shared_ptr<Model> load_model(const std::string& path, const LoadModelOptions& options) {
-  if (ends_with(path, ".keras")) return load_keras_archive(path, options);
-  if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) return load_legacy_h5(path, options);
+  if (path.ends_with(".keras")) return load_keras_archive(path, options);
+  if (path.ends_with(".h5") || path.ends_with(".hdf5")) return load_legacy_h5(path, options);
   fail<ValueError>("load_model('" + path + "')", "a path ending in .keras or .h5", "'" + path + "'");
 }
 
 void save_weights(const Model& model, const std::string& path) { save_weights_h5(model, path); }
 
 LoadReport load_weights(Model& model, const std::string& path, const LoadWeightsOptions& options) {
-  if (!ends_with(path, ".keras")) return load_weights_h5(model, path, options);
+  if (!path.ends_with(".keras")) return load_weights_h5(model, path, options);
   KerasArchive archive = read_keras_archive(path);
   auto file = hdf5::File::open_image(archive.weights, path + ": model.weights.h5");
   return with_context("'" + path + "': model.weights.h5", [&] { return read_weights_tree(file.root(), model, nullptr, options); });

@@ -10,10 +10,6 @@ namespace keras {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The optimizer whose state travels with the weights: a compiled model's.
 optimizers::Optimizer* model_optimizer(const Layer& model) {
   const auto* m = dynamic_cast<const Model*>(&model);
@@ -23,8 +19,8 @@ optimizers::Optimizer* model_optimizer(const Layer& model) {
 }  // namespace
 
 void save_weights_h5(const Layer& model, const std::string& path) {
-  const bool tree = ends_with(path, ".weights.h5");
-  if (!tree && !ends_with(path, ".h5") && !ends_with(path, ".hdf5"))
+  const bool tree = path.ends_with(".weights.h5");
+  if (!tree && !path.ends_with(".h5") && !path.ends_with(".hdf5"))
     fail<ValueError>("save_weights_h5('" + path + "')", "a path ending in .weights.h5 (Keras 3) or .h5 (Keras 2)",
                      "another suffix", ".keras files hold a whole model; save them with save_model.");
   hdf5::File file = hdf5::File::create_in_memory(path);
