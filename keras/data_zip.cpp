@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "backend/errors.h"
+#include "keras/file_util.h"
 
 namespace keras::data::zip {
 
@@ -264,16 +265,7 @@ bool is_safe_entry_name(const std::string& name) {
 }
 
 void write_archive(const std::string& path, const std::vector<Entry>& entries, bool compress) {
-  const std::string where = "zip archive '" + path + "'";
-  const std::string out = archive_bytes(entries, compress, path);
-  // Written aside and renamed, so a failed write never leaves a half archive under `path`.
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    if (!f) fail<IOError>(where, "a writable file", "a write error");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail<IOError>(where, "a writable path", "a failed rename from " + tmp);
+  write_file_atomic(path, archive_bytes(entries, compress, path));
 }
 
 }  // namespace keras::data::zip

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "keras/data_zip.h"
+#include "keras/file_util.h"
 #include "keras/readers.h"
 
 namespace keras::data {
@@ -18,17 +19,6 @@ std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail<IOError>(what + " '" + path + "'", "a readable file", "a missing or unreadable file");
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void write_file_atomic(const std::string& path, const std::string& bytes, const std::string& what) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!f) fail<IOError>(what + " '" + path + "'", "a writable file", "a write error");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    fail<IOError>(what + " '" + path + "'", "a writable path", "a failed rename from " + tmp);
 }
 
 // The value text following 'key': in the header dict, or empty when the key is absent.
@@ -172,7 +162,7 @@ Tensor load_npy(const std::string& path) {
   return parse_npy(read_file(path, "npy file"), "npy file '" + path + "'");
 }
 
-void save_npy(const std::string& path, const Tensor& t) { write_file_atomic(path, serialize_npy(t), "npy file"); }
+void save_npy(const std::string& path, const Tensor& t) { write_file_atomic(path, serialize_npy(t)); }
 
 std::map<std::string, Tensor> load_npz(const std::string& path) {
   std::map<std::string, Tensor> out;
