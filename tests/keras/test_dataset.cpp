@@ -376,3 +376,24 @@ TEST(Dataset, GatherFastPathMatchesGenericPath) {
   // Unbatched shuffled rows come out the same either way too.
   EXPECT_EQ(collect(src.shuffle(6, 8, false), 0), collect(slow.shuffle(6, 8, false), 0));
 }
+
+TEST(Dataset, LargeGatheredBatchesMatchWithAndWithoutPrefetch) {
+  // Batches of 300 KB and more are copied by the OpenMP team on the consumer's thread; behind a
+  // prefetch stage the producer hands them over as row lists. Both must give the rows the
+  // element-by-element path gives, in the same order, with and without drop_remainder.
+  Tensor x = Tensor::arange(0, 1000 * 300).view({1000, 300}).astype(DType::float32);
+  Tensor y = Tensor::arange(0, 1000, 1, DType::int64);
+  auto src = Dataset::from_tensor_slices({x, y});
+  auto slow = src.map([](const Element& e) { return e; });
+  for (bool drop : {false, true}) {
+    auto fast_ds = src.shuffle(1000, 3, false).batch(256, drop);
+    auto slow_ds = slow.shuffle(1000, 3, false).batch(256, drop);
+    const auto expected_x = collect(slow_ds, 0), expected_y = collect(slow_ds, 1);
+    ASSERT_EQ(expected_x.size(), drop ? 3u : 4u);
+    EXPECT_EQ(collect(fast_ds, 0), expected_x);
+    EXPECT_EQ(collect(fast_ds.prefetch(2), 0), expected_x);
+    EXPECT_EQ(collect(fast_ds.prefetch(2), 1), expected_y);
+    EXPECT_EQ(collect(fast_ds.prefetch(1).take(2), 1),
+              std::vector<std::vector<double>>(expected_y.begin(), expected_y.begin() + 2));
+  }
+}
