@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "keras/conv_bn_fold.h"
 #include "keras/model.h"
 #include "keras/train_state.h"
 
@@ -20,7 +21,39 @@ struct Model::Graph {
   std::vector<LayerPtr> layers;                // unique, in order of first use
   std::vector<std::pair<int, int>> output_refs;
   std::vector<int> last_use;                   // last step reading each step's outputs
+  // Conv2D -> BatchNormalization (-> ReLU) chains that inference may fold (keras/conv_bn_fold.h).
+  struct Fold {
+    int bn_step = -1, relu_step = -1;
+    detail::ConvBnFold fold;
+  };
+  std::map<int, Fold> folds;  // by the Conv2D's step
+  void find_folds();
 };
+
+// Finds the foldable chains: each step of the chain has one input, and its output is read by the
+// next step only (not by another step, not as a model output).
+void Model::Graph::find_folds() {
+  Graph& g = *this;
+  std::vector<int> readers(g.steps.size(), 0);
+  for (const auto& s : g.steps)
+    for (const auto& [src, idx] : s.args) ++readers[static_cast<size_t>(src)];
+  for (const auto& [src, idx] : g.output_refs) ++readers[static_cast<size_t>(src)];
+  auto sole_reader = [&](size_t step) {
+    if (readers[step] != 1) return -1;
+    for (size_t t = step + 1; t < g.steps.size(); ++t)
+      if (g.steps[t].args.size() == 1 && g.steps[t].args[0].first == static_cast<int>(step)) return static_cast<int>(t);
+    return -1;
+  };
+  for (size_t s = 0; s < g.steps.size(); ++s) {
+    if (g.steps[s].input_position >= 0 || g.steps[s].layer->class_name() != "Conv2D") continue;
+    const int bn = sole_reader(s);
+    if (bn < 0) continue;
+    const int relu = sole_reader(static_cast<size_t>(bn));
+    auto fold = detail::ConvBnFold::match(g.steps[s].layer, g.steps[static_cast<size_t>(bn)].layer,
+                                          relu < 0 ? nullptr : g.steps[static_cast<size_t>(relu)].layer);
+    if (fold) g.folds.emplace(static_cast<int>(s), Fold{bn, fold->folds_relu() ? relu : -1, *fold});
+  }
+}
 
 Model::Model(const std::string& name) : Layer(LayerOptions{name}), train_(std::make_unique<TrainState>()) {}
 
@@ -89,6 +122,7 @@ void Model::set_graph(const std::vector<KerasTensor>& inputs, const std::vector<
   for (size_t s = 0; s < g->steps.size(); ++s)
     for (const auto& [src, idx] : g->steps[s].args) g->last_use[static_cast<size_t>(src)] = static_cast<int>(s);
   for (const auto& [src, idx] : g->output_refs) g->last_use[static_cast<size_t>(src)] = static_cast<int>(g->steps.size());
+  g->find_folds();
   std::set<const Layer*> seen;
   for (const auto& s : g->steps)
     if (seen.insert(s.layer.get()).second) g->layers.push_back(s.layer);
@@ -198,15 +232,33 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
   validate_input(shapes);
   const Graph& g = *graph_;
   std::vector<TensorList> values(g.steps.size());
+  std::vector<char> folded(g.steps.size(), 0);  // computed by an earlier step's fold
   for (size_t s = 0; s < g.steps.size(); ++s) {
     const auto& step = g.steps[s];
     if (step.input_position >= 0) {
       values[s] = {inputs[static_cast<size_t>(step.input_position)]};
       continue;
     }
+    if (folded[s]) continue;
     TensorList args;
     args.reserve(step.args.size());
     for (const auto& [src, idx] : step.args) args.push_back(values[static_cast<size_t>(src)][static_cast<size_t>(idx)]);
+    auto fold = g.folds.find(static_cast<int>(s));
+    if (fold != g.folds.end()) {
+      const auto& f = fold->second;
+      const auto& bn = g.steps[static_cast<size_t>(f.bn_step)];
+      const bool bn_training =
+          bn.layer->inbound_nodes()[static_cast<size_t>(bn.node_index)].args.training.value_or(ctx.training);
+      if (f.fold.applies(bn_training)) {
+        const int last = f.relu_step >= 0 ? f.relu_step : f.bn_step;
+        values[static_cast<size_t>(last)] = {f.fold.run(args[0])};
+        folded[static_cast<size_t>(f.bn_step)] = 1;
+        if (f.relu_step >= 0) folded[static_cast<size_t>(f.relu_step)] = 1;
+        for (const auto& [src, idx] : step.args)
+          if (g.last_use[static_cast<size_t>(src)] == static_cast<int>(s)) values[static_cast<size_t>(src)].clear();
+        continue;
+      }
+    }
     const LayerNode& node = step.layer->inbound_nodes()[static_cast<size_t>(step.node_index)];
     CallArgs call_args = node.args;
     if (!call_args.training) call_args.training = ctx.training;

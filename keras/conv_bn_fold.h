@@ -1,0 +1,53 @@
+// Inference-time folding of Conv2D -> BatchNormalization (-> ReLU) chains in a functional graph.
+//
+// In inference mode BatchNormalization is a per-channel affine map, y = x * s + t with
+//   s = gamma / sqrt(moving_variance + epsilon),  t = beta - moving_mean * s,
+// so a Conv2D whose output only that layer reads gives the same values with kernel * s and
+// bias * s + t, and a ReLU that only reads the normalized output becomes the convolution's fused
+// activation: one convolution instead of three passes over the activations (TensorFlow folds
+// frozen graphs the same way). Results agree with the unfolded chain to float32 rounding.
+//
+// Folding is used only while no gradients are recorded (predict, evaluate, inference calls under
+// NoGradGuard) and when the BatchNormalization call runs in inference mode, so training, frozen
+// BatchNormalization during fine-tuning with a tape, and moving-statistic updates are untouched.
+// The folded kernel and bias are cached and rebuilt when any of the variables changes (storage
+// identity and version), e.g. after a training step or load_weights.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "layers/layer.h"
+
+namespace keras::detail {
+
+class ConvBnFold {
+ public:
+  // A fold of `conv` into `bn` (and `relu`, which may be null) when the layers qualify: Conv2D
+  // with channels_last data and a linear activation, BatchNormalization over the last axis, and a
+  // ReLU layer without options or an Activation("relu"). nullopt otherwise (never throws).
+  static std::optional<ConvBnFold> match(const LayerPtr& conv, const LayerPtr& bn, const LayerPtr& relu);
+
+  // Whether this call may fold: no gradient recording, both layers built, and `bn_training` (the
+  // training flag the BatchNormalization call would get) false or the layer frozen.
+  bool applies(bool bn_training) const;
+  // x (N, H, W, C) -> the chain's output, with the folded weights.
+  Tensor run(const Tensor& x) const;
+  bool folds_relu() const { return relu_ != nullptr; }
+
+ private:
+  using Key = std::vector<std::pair<const void*, uint64_t>>;
+  Key current_key() const;
+
+  LayerPtr conv_, bn_, relu_;
+  struct Cache {
+    std::mutex mutex;
+    Key key;
+    Tensor kernel, bias;
+  };
+  std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
+};
+
+}  // namespace keras::detail

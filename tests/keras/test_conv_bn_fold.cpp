@@ -1,0 +1,182 @@
+// Inference folds Conv2D -> BatchNormalization (-> ReLU) chains into one convolution
+// (keras/conv_bn_fold.h): same values as the layers run one by one, only where it is allowed.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "backend/op_profile.h"
+#include "keras/keras.h"
+#include "keras/resnet.h"
+
+using namespace keras;
+namespace L = keras::layers;
+
+namespace {
+
+float max_abs_diff(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  auto va = a.to_vector<float>(), vb = b.to_vector<float>();
+  float m = 0;
+  for (size_t i = 0; i < va.size(); ++i) m = std::max(m, std::abs(va[i] - vb[i]));
+  return m;
+}
+
+// Non-trivial BatchNormalization weights: gamma, beta, moving mean and (positive) variance.
+void randomize(L::BatchNormalization& bn, uint64_t seed) {
+  TensorList w;
+  for (const auto& v : bn->weights()) {
+    Tensor r = random::normal(v.shape(), 0, 1, seed++);
+    if (v.name().find("variance") != std::string::npos) r = ops::add(ops::multiply(r, r), 0.1);
+    w.push_back(r);
+  }
+  bn->set_weights(w);
+}
+
+// How often `f` runs each op.
+template <class F>
+std::map<std::string, uint64_t> ops_run(F&& f) {
+  reset_op_profile();
+  set_op_profiling(true);
+  f();
+  set_op_profiling(false);
+  std::map<std::string, uint64_t> calls;
+  for (const auto& e : op_profile()) calls[e.op] += e.calls;
+  return calls;
+}
+
+struct Chain {
+  L::Conv2D conv;
+  L::BatchNormalization bn;
+  L::ReLU relu;
+  std::shared_ptr<Model> model;
+  // The chain run layer by layer, in inference mode: the reference.
+  Tensor reference(const Tensor& x) const {
+    Tensor y = (*conv)(TensorList{x})[0];
+    y = (*bn)(TensorList{y}, CallArgs{.training = false})[0];
+    return (*relu)(TensorList{y})[0];
+  }
+};
+
+Chain make_chain(bool use_bias, bool center, bool scale, int64_t groups = 1) {
+  auto in = L::Input({9, 7, 4});
+  Chain c{L::Conv2D({.filters = 6, .kernel_size = 3, .strides = 2, .padding = "same", .groups = groups, .use_bias = use_bias,
+                     .bias_initializer = "glorot_uniform"}),
+          L::BatchNormalization({.epsilon = 1e-3, .center = center, .scale = scale}), L::ReLU(), nullptr};
+  c.model = std::make_shared<Model>(in, c.relu(c.bn(c.conv(in))));
+  randomize(c.bn, 11);
+  return c;
+}
+
+}  // namespace
+
+TEST(ConvBnFold, PredictMatchesTheLayersRunOneByOneWithoutRunningThem) {
+  Tensor x = random::normal({3, 9, 7, 4}, 0, 1, uint64_t{5});
+  for (bool use_bias : {false, true})
+    for (bool center : {false, true})
+      for (bool scale : {false, true})
+        for (int64_t groups : {1, 2}) {
+          Chain c = make_chain(use_bias, center, scale, groups);
+          Tensor folded;
+          auto names = ops_run([&] { folded = c.model->predict_on_batch(x); });
+          EXPECT_EQ(names.count("batch_norm_inference"), 0u) << "not folded";
+          EXPECT_EQ(names.count("relu"), 0u) << "ReLU not fused";
+          EXPECT_LT(max_abs_diff(folded, c.reference(x)), 2e-5f) << use_bias << center << scale << groups;
+        }
+}
+
+TEST(ConvBnFold, FoldedWeightsFollowWeightChanges) {
+  Chain c = make_chain(true, true, true);
+  Tensor x = random::normal({2, 9, 7, 4}, 0, 1, uint64_t{6});
+  Tensor before = c.model->predict_on_batch(x);
+  randomize(c.bn, 40);  // new moving statistics, gamma and beta
+  Tensor after = c.model->predict_on_batch(x);
+  EXPECT_GT(max_abs_diff(before, after), 1e-2f);
+  EXPECT_LT(max_abs_diff(after, c.reference(x)), 2e-5f);
+  // A training step changes the kernel and the statistics; inference follows.
+  c.model->compile({.optimizer = optimizers::SGD({.learning_rate = 0.1}), .loss = "mse"});
+  c.model->train_on_batch(x, ops::multiply(before, 0.5));
+  EXPECT_LT(max_abs_diff(c.model->predict_on_batch(x), c.reference(x)), 2e-5f);
+}
+
+TEST(ConvBnFold, NotFoldedWhenGradientsAreRecordedOrBatchNormTrains) {
+  Chain c = make_chain(true, true, true);
+  Tensor x = random::normal({2, 9, 7, 4}, 0, 1, uint64_t{7});
+  // Fine-tuning with inference-mode BatchNormalization under a tape: the kernel gets gradients.
+  TensorList grads;
+  auto names = ops_run([&] {
+    GradientTape tape;
+    Tensor y = (*c.model)(TensorList{x}, CallArgs{.training = false})[0];
+    grads = tape.gradient(ops::sum(y), {c.conv->kernel().value()});
+  });
+  EXPECT_EQ(names["batch_norm_inference"], 1u);
+  ASSERT_TRUE(grads[0].defined());
+  // Training mode normalizes with the batch statistics, without any tape too.
+  Tensor moving = c.bn->moving_mean().value().clone();
+  names = ops_run([&] { (*c.model)(TensorList{x}, CallArgs{.training = true}); });
+  EXPECT_EQ(names["batch_norm_train"], 1u);
+  EXPECT_GT(max_abs_diff(moving, c.bn->moving_mean().value()), 0.0f);
+  // A frozen BatchNormalization runs in inference mode even when called with training=true.
+  c.bn->set_trainable(false);
+  Tensor y;
+  names = ops_run([&] { y = (*c.model)(TensorList{x}, CallArgs{.training = true})[0]; });
+  EXPECT_EQ(names.count("batch_norm_inference") + names.count("batch_norm_train"), 0u);
+  EXPECT_LT(max_abs_diff(y, c.reference(x)), 2e-5f);
+}
+
+TEST(ConvBnFold, ChainsWhoseIntermediatesAreReadElsewhereAreNotFolded) {
+  auto in = L::Input({6, 6, 3});
+  auto conv = L::Conv2D({.filters = 4, .kernel_size = 3});
+  auto bn = L::BatchNormalization();
+  auto bn2 = L::BatchNormalization();
+  auto conv_act = L::Conv2D({.filters = 4, .kernel_size = 1, .activation = "relu"});
+  auto relu = L::ReLU({.max_value = 6.0});
+  auto c = conv(in);
+  auto n = bn(c);
+  // conv's output is also a model output, and conv_act applies its activation before bn2: neither
+  // chain may fold.
+  auto model = std::make_shared<Model>(std::vector<KerasTensor>{in},
+                                       std::vector<KerasTensor>{c, relu(bn2(conv_act(n)))});
+  randomize(bn, 3);
+  randomize(bn2, 9);
+  Tensor x = random::normal({2, 6, 6, 3}, 0, 1, uint64_t{8});
+  TensorList out;
+  auto names = ops_run([&] { out = model->predict_on_batch(TensorList{x}); });
+  EXPECT_EQ(names["batch_norm_inference"], 2u);
+  Tensor ref_c = (*conv)(TensorList{x})[0];
+  Tensor ref_n = (*bn)(TensorList{ref_c})[0];
+  Tensor ref = (*relu)((*bn2)((*conv_act)(TensorList{ref_n})))[0];
+  EXPECT_LT(max_abs_diff(out[0], ref_c), 1e-6f);
+  EXPECT_LT(max_abs_diff(out[1], ref), 1e-5f);
+}
+
+TEST(ConvBnFold, ResNetPredictMatchesTheUnfoldedGraph) {
+  // ResNet-20: 19 Conv2D -> BatchNormalization chains, 10 with a ReLU of their own; the rest end
+  // in Add -> ReLU. Under a tape nothing folds, which gives the reference.
+  set_random_seed(12);
+  auto model = applications::ResNet20({.input_shape = {8, 8, 3}, .classifier_activation = "linear"});
+  for (const auto& l : model->layers())
+    if (l->class_name() == "BatchNormalization") {
+      TensorList w;
+      uint64_t seed = 100;
+      for (const auto& v : l->weights()) {
+        Tensor r = random::normal(v.shape(), 0, 0.3, seed++);
+        if (v.name().find("variance") != std::string::npos) r = ops::add(ops::multiply(r, r), 0.5);
+        w.push_back(ops::add(r, v.name().find("gamma") != std::string::npos ? 1.0 : 0.0));
+      }
+      l->set_weights(w);
+    }
+  Tensor x = random::normal({4, 8, 8, 3}, 0, 1, uint64_t{13});
+  Tensor folded;
+  auto names = ops_run([&] { folded = model->predict_on_batch(x); });
+  EXPECT_EQ(names["batch_norm_inference"], 0u);
+  Tensor reference;
+  {
+    GradientTape tape;
+    reference = (*model)(TensorList{x}, CallArgs{.training = false})[0];
+  }
+  // Twenty layers deep, float32 rounding of the two orders of computation adds up: compare
+  // relative to the logits' scale.
+  float scale = 0;
+  for (float v : reference.to_vector<float>()) scale = std::max(scale, std::abs(v));
+  EXPECT_LT(max_abs_diff(folded, reference), 1e-5f * scale) << "logits up to " << scale;
+}
