@@ -96,10 +96,7 @@ struct RowSource {
   Element gather(const std::vector<int64_t>& idx) const {
     Element out;
     const auto n = static_cast<int64_t>(idx.size());
-    size_t batch_bytes = 0;
-    for (size_t c = 0; c < tensors.size(); ++c)
-      batch_bytes += static_cast<size_t>(n) * static_cast<size_t>(row_strides[c]) * dtype_size(tensors[c].dtype());
-    const bool parallel = batch_bytes >= (size_t{256} << 10) && !detail::on_pipeline_thread();
+    const bool may_fork = !detail::on_pipeline_thread();
     for (size_t c = 0; c < tensors.size(); ++c) {
       const Tensor& t = tensors[c];
       Shape shape = t.shape();
@@ -108,6 +105,7 @@ struct RowSource {
       const size_t row_bytes = static_cast<size_t>(row_strides[c]) * dtype_size(t.dtype());
       const auto* src = static_cast<const char*>(t.raw_data());
       auto* dst = static_cast<char*>(b.raw_data());
+      const bool parallel = may_fork && static_cast<size_t>(n) * row_bytes >= (size_t{256} << 10);
 #pragma omp parallel for schedule(static) if (parallel)
       for (int64_t r = 0; r < n; ++r)
         std::memcpy(dst + static_cast<size_t>(r) * row_bytes, src + static_cast<size_t>(idx[static_cast<size_t>(r)]) * row_bytes,
