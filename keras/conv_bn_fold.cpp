@@ -1,5 +1,7 @@
 #include "keras/conv_bn_fold.h"
 
+#include <atomic>
+
 #include "backend/autodiff.h"
 #include "backend/ops.h"
 #include "backend/ops_conv.h"
@@ -7,6 +9,14 @@
 #include "layers/batch_normalization.h"
 #include "layers/conv2d.h"
 #include "layers/relu.h"
+
+namespace keras {
+namespace {
+std::atomic<bool> folding_enabled{true};
+}
+void set_conv_bn_folding(bool enabled) { folding_enabled = enabled; }
+bool conv_bn_folding() { return folding_enabled; }
+}  // namespace keras
 
 namespace keras::detail {
 namespace {
@@ -33,8 +43,14 @@ std::optional<ConvBnFold> ConvBnFold::match(const LayerPtr& conv, const LayerPtr
   return fold;
 }
 
-bool ConvBnFold::applies(bool bn_training) const {
-  return !grad_recording() && conv_->built() && bn_->built() && !(bn_training && bn_->trainable());
+bool ConvBnFold::applies(bool bn_training, const Tensor& x) const {
+  if (!conv_bn_folding() || !conv_->built() || !bn_->built() || (bn_training && bn_->trainable())) return false;
+  if (!grad_recording()) return true;
+  if (x.requires_grad()) return false;
+  for (const auto& layer : {conv_, bn_})
+    for (const Variable& v : layer->weights())
+      if (v.value().requires_grad()) return false;
+  return true;
 }
 
 ConvBnFold::Key ConvBnFold::current_key() const {

@@ -7,9 +7,10 @@
 // activation: one convolution instead of three passes over the activations (TensorFlow folds
 // frozen graphs the same way). Results agree with the unfolded chain to float32 rounding.
 //
-// Folding is used only while no gradients are recorded (predict, evaluate, inference calls under
-// NoGradGuard) and when the BatchNormalization call runs in inference mode, so training, frozen
-// BatchNormalization during fine-tuning with a tape, and moving-statistic updates are untouched.
+// Folding is used only when the BatchNormalization call runs in inference mode and the chain needs
+// no gradients: none are recorded (predict, evaluate, calls outside a tape), or the chain is frozen
+// and its input needs none (a frozen backbone under a trainable head in fit). So training,
+// moving-statistic updates and gradients of anything in or before the chain are untouched.
 // The folded kernel and bias are cached and rebuilt when any of the variables changes (storage
 // identity and version), e.g. after a training step or load_weights.
 #pragma once
@@ -30,9 +31,10 @@ class ConvBnFold {
   // ReLU layer without options or an Activation("relu"). nullopt otherwise (never throws).
   static std::optional<ConvBnFold> match(const LayerPtr& conv, const LayerPtr& bn, const LayerPtr& relu);
 
-  // Whether this call may fold: no gradient recording, both layers built, and `bn_training` (the
-  // training flag the BatchNormalization call would get) false or the layer frozen.
-  bool applies(bool bn_training) const;
+  // Whether this call on `x` may fold: folding enabled, both layers built, `bn_training` (the
+  // training flag the BatchNormalization call would get) false or the layer frozen, and no
+  // gradient wanted for x or for the chain's weights.
+  bool applies(bool bn_training, const Tensor& x) const;
   // x (N, H, W, C) -> the chain's output, with the folded weights.
   Tensor run(const Tensor& x) const;
   bool folds_relu() const { return relu_ != nullptr; }
@@ -51,3 +53,9 @@ class ConvBnFold {
 };
 
 }  // namespace keras::detail
+
+namespace keras {
+// Folding is on by default; off runs every layer as written (e.g. to compare the rounding).
+void set_conv_bn_folding(bool enabled);
+bool conv_bn_folding();
+}  // namespace keras

@@ -249,7 +249,7 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
       const auto& bn = g.steps[static_cast<size_t>(f.bn_step)];
       const bool bn_training =
           bn.layer->inbound_nodes()[static_cast<size_t>(bn.node_index)].args.training.value_or(ctx.training);
-      if (f.fold.applies(bn_training)) {
+      if (f.fold.applies(bn_training, args[0])) {
         const int last = f.relu_step >= 0 ? f.relu_step : f.bn_step;
         values[static_cast<size_t>(last)] = {f.fold.run(args[0])};
         folded[static_cast<size_t>(f.bn_step)] = 1;

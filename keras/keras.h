@@ -12,6 +12,7 @@
 #include "callbacks/callbacks.h"
 #include "callbacks/tensorboard.h"
 #include "keras/callback.h"
+#include "keras/conv_bn_fold.h"
 #include "keras/datasets.h"
 #include "keras/model.h"
 #include "keras/progbar.h"

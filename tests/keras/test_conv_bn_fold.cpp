@@ -180,3 +180,72 @@ TEST(ConvBnFold, ResNetPredictMatchesTheUnfoldedGraph) {
   for (float v : reference.to_vector<float>()) scale = std::max(scale, std::abs(v));
   EXPECT_LT(max_abs_diff(folded, reference), 1e-5f * scale) << "logits up to " << scale;
 }
+
+namespace {
+
+// in -> conv1 -> bn1 -> relu -> conv2 -> bn2 -> relu -> average -> dense, with the four backbone
+// layers frozen except those named in `trainable`. Same seed, same weights every time.
+std::shared_ptr<Model> backbone_model(const std::set<std::string>& trainable) {
+  set_random_seed(21);
+  auto in = L::Input({8, 8, 3});
+  auto x = L::ReLU()(L::BatchNormalization({.name = "bn1"})(L::Conv2D({.filters = 6, .kernel_size = 3, .name = "conv1"})(in)));
+  x = L::ReLU()(L::BatchNormalization({.name = "bn2"})(L::Conv2D({.filters = 5, .kernel_size = 3, .name = "conv2"})(x)));
+  auto out = L::Dense({.units = 3})(L::GlobalAveragePooling2D()(x));
+  auto model = std::make_shared<Model>(in, out);
+  uint64_t seed = 50;
+  for (const char* name : {"bn1", "bn2"}) {
+    auto bn = model->get_layer(name);
+    TensorList w;
+    for (const auto& v : bn->weights()) {
+      Tensor r = random::normal(v.shape(), 0, 0.5, seed++);
+      if (v.name().find("variance") != std::string::npos) r = ops::add(ops::multiply(r, r), 0.3);
+      w.push_back(r);
+    }
+    bn->set_weights(w);
+  }
+  for (const char* name : {"conv1", "bn1", "conv2", "bn2"}) model->get_layer(name)->set_trainable(trainable.count(name) > 0);
+  model->compile({.optimizer = optimizers::Adam({.learning_rate = 0.01}), .loss = "mse"});
+  return model;
+}
+
+// Three training steps; the ops they ran and the weights after them.
+std::pair<std::map<std::string, uint64_t>, TensorList> train(const std::shared_ptr<Model>& model) {
+  Tensor x = random::normal({4, 8, 8, 3}, 0, 1, uint64_t{60});
+  Tensor y = random::normal({4, 3}, 0, 1, uint64_t{61});
+  auto names = ops_run([&] {
+    for (int i = 0; i < 3; ++i) model->train_on_batch(x, y);
+  });
+  return {names, model->get_weights()};
+}
+
+}  // namespace
+
+TEST(ConvBnFold, FrozenBackboneFoldsWhileTheHeadTrains) {
+  for (const std::set<std::string>& trainable : {std::set<std::string>{}, {"conv2"}, {"conv1"}, {"bn1"}}) {
+    std::string what = trainable.empty() ? "all frozen" : *trainable.begin() + " trainable";
+    auto [folded_ops, folded] = train(backbone_model(trainable));
+    set_conv_bn_folding(false);
+    auto [plain_ops, plain] = train(backbone_model(trainable));
+    set_conv_bn_folding(true);
+    ASSERT_EQ(folded.size(), plain.size());
+    for (size_t i = 0; i < folded.size(); ++i) EXPECT_LT(max_abs_diff(folded[i], plain[i]), 1e-5f) << what << " weight " << i;
+    // Without folding every frozen BatchNormalization runs, 3 steps x 2 layers (bn1 trainable:
+    // it normalizes with batch statistics instead).
+    EXPECT_EQ(plain_ops["batch_norm_inference"], trainable.count("bn1") ? 3u : 6u) << what;
+    // A chain folds when it and everything before it are frozen: conv1 -> bn1 unless conv1 or bn1
+    // trains, conv2 -> bn2 only when nothing trains before or in it.
+    const uint64_t expected = trainable.empty() ? 0u : trainable.count("conv2") ? 3u : trainable.count("bn1") ? 3u : 6u;
+    EXPECT_EQ(folded_ops["batch_norm_inference"], expected) << what;
+  }
+}
+
+TEST(ConvBnFold, SwitchedOffRunsEveryLayer) {
+  Chain c = make_chain(true, true, true);
+  Tensor x = random::normal({2, 9, 7, 4}, 0, 1, uint64_t{9});
+  set_conv_bn_folding(false);
+  EXPECT_FALSE(conv_bn_folding());
+  auto names = ops_run([&] { c.model->predict_on_batch(x); });
+  set_conv_bn_folding(true);
+  EXPECT_EQ(names["batch_norm_inference"], 1u);
+  EXPECT_EQ(names["relu"], 1u);
+}
