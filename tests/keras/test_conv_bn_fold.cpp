@@ -21,12 +21,14 @@ float max_abs_diff(const Tensor& a, const Tensor& b) {
   return m;
 }
 
-// Non-trivial BatchNormalization weights: gamma, beta, moving mean and (positive) variance.
-void randomize(L::BatchNormalization& bn, uint64_t seed) {
+// Non-trivial BatchNormalization weights: each N(0, stddev), variances squared plus a floor,
+// gammas shifted by gamma_offset.
+void randomize(const LayerPtr& bn, uint64_t seed, double stddev = 1, double variance_floor = 0.1, double gamma_offset = 0) {
   TensorList w;
   for (const auto& v : bn->weights()) {
-    Tensor r = random::normal(v.shape(), 0, 1, seed++);
-    if (v.name().find("variance") != std::string::npos) r = ops::add(ops::multiply(r, r), 0.1);
+    Tensor r = random::normal(v.shape(), 0, stddev, seed++);
+    if (v.name().find("variance") != std::string::npos) r = ops::add(ops::multiply(r, r), variance_floor);
+    if (v.name().find("gamma") != std::string::npos) r = ops::add(r, gamma_offset);
     w.push_back(r);
   }
   bn->set_weights(w);
@@ -155,16 +157,7 @@ TEST(ConvBnFold, ResNetPredictMatchesTheUnfoldedGraph) {
   set_random_seed(12);
   auto model = applications::ResNet20({.input_shape = {8, 8, 3}, .classifier_activation = "linear"});
   for (const auto& l : model->layers())
-    if (l->class_name() == "BatchNormalization") {
-      TensorList w;
-      uint64_t seed = 100;
-      for (const auto& v : l->weights()) {
-        Tensor r = random::normal(v.shape(), 0, 0.3, seed++);
-        if (v.name().find("variance") != std::string::npos) r = ops::add(ops::multiply(r, r), 0.5);
-        w.push_back(ops::add(r, v.name().find("gamma") != std::string::npos ? 1.0 : 0.0));
-      }
-      l->set_weights(w);
-    }
+    if (l->class_name() == "BatchNormalization") randomize(l, 100, 0.3, 0.5, 1.0);
   Tensor x = random::normal({4, 8, 8, 3}, 0, 1, uint64_t{13});
   Tensor folded;
   auto names = ops_run([&] { folded = model->predict_on_batch(x); });
@@ -192,17 +185,8 @@ std::shared_ptr<Model> backbone_model(const std::set<std::string>& trainable) {
   x = L::ReLU()(L::BatchNormalization({.name = "bn2"})(L::Conv2D({.filters = 5, .kernel_size = 3, .name = "conv2"})(x)));
   auto out = L::Dense({.units = 3})(L::GlobalAveragePooling2D()(x));
   auto model = std::make_shared<Model>(in, out);
-  uint64_t seed = 50;
-  for (const char* name : {"bn1", "bn2"}) {
-    auto bn = model->get_layer(name);
-    TensorList w;
-    for (const auto& v : bn->weights()) {
-      Tensor r = random::normal(v.shape(), 0, 0.5, seed++);
-      if (v.name().find("variance") != std::string::npos) r = ops::add(ops::multiply(r, r), 0.3);
-      w.push_back(r);
-    }
-    bn->set_weights(w);
-  }
+  randomize(model->get_layer("bn1"), 50, 0.5, 0.3);
+  randomize(model->get_layer("bn2"), 60, 0.5, 0.3);
   for (const char* name : {"conv1", "bn1", "conv2", "bn2"}) model->get_layer(name)->set_trainable(trainable.count(name) > 0);
   model->compile({.optimizer = optimizers::Adam({.learning_rate = 0.01}), .loss = "mse"});
   return model;
