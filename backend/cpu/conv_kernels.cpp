@@ -4,11 +4,13 @@
 // activation reorders) with weights in oneDNN's preferred layout (format_tag::any). Primitives
 // and the weight reorders are cached in cpu::primitive_cache() under a key of every parameter;
 // the reordered weights themselves are cached per tensor storage and version (conv_kernels.h).
+// Weight gradients go to the direct AVX2 kernel of conv_backward_weights_direct.h where it applies.
 // float64: the plain loops of reference_conv.cpp.
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
+#include "backend/cpu/conv_backward_weights_direct.h"
 #include "backend/cpu/conv_kernels.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/cpu/reference_conv.h"
@@ -314,6 +316,11 @@ void backward_weights_kernel(const TensorList& in, TensorList& out, const Attrs&
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < o; ++j) b[j] += g[r * o + j];
     }
+    return;
+  }
+  if (cpu::conv2d_backward_weights_direct_supported(pr.k, pr.p)) {
+    cpu::conv2d_backward_weights_direct(x.data<float>(), pr.x, dy.data<float>(), pr.y, dk.data<float>(), pr.k,
+                                        with_bias ? out[1].data<float>() : nullptr, pr.p);
     return;
   }
   cpu::KeyBuilder key = key_of("conv2d_bwd_weights_f32", pr);

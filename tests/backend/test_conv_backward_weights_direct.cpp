@@ -1,0 +1,116 @@
+// The direct AVX2 weight-gradient kernel against the plain-loop reference and against oneDNN:
+// every tile shape (1..6 channels, one or two output vectors), strides, dilation, Keras "same"
+// padding with odd and even kernels, groups, batch 1, the bias gradient, and results that do not
+// depend on the thread count.
+#include <gtest/gtest.h>
+
+#include "backend/cpu/conv_backward_weights_direct.h"
+#include "backend/cpu/reference_conv.h"
+#include "backend/ops.h"
+#include "backend/ops_conv.h"
+#include "backend/random.h"
+#include "backend/threads.h"
+
+using namespace keras;
+
+namespace {
+
+struct Case {
+  std::string name;
+  Shape x;       // N, H, W, C
+  Shape kernel;  // kh, kw, C/groups, O
+  int64_t stride_h = 1, stride_w = 1;
+  std::string padding = "valid";
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"3x3 7 channels -> 24 (tiles of 6+1 channels, 16+8 outputs)", {2, 9, 8, 7}, {3, 3, 7, 24}},
+      {"1 channel -> 32 (first layer)", {3, 10, 10, 1}, {3, 3, 1, 32}},
+      {"12 -> 16 same", {2, 7, 6, 12}, {3, 3, 12, 16}, 1, 1, "same"},
+      {"even kernel same stride 2", {2, 9, 7, 5}, {4, 2, 5, 8}, 2, 2, "same"},
+      {"stride 2 odd sizes", {1, 11, 9, 3}, {3, 3, 3, 16}, 2, 2},
+      {"asymmetric strides", {2, 9, 10, 4}, {3, 2, 4, 8}, 3, 2, "same"},
+      {"dilation 2", {2, 10, 9, 6}, {3, 3, 6, 8}, 1, 1, "valid", 2, 2},
+      {"dilation same", {1, 9, 8, 2}, {3, 2, 2, 16}, 1, 1, "same", 2, 3},
+      {"groups 2", {2, 6, 6, 10}, {3, 3, 5, 16}, 1, 1, "same", 1, 1, 2},
+      {"groups 4, 8 outputs each", {2, 5, 6, 8}, {3, 3, 2, 32}, 2, 1, "same", 1, 1, 4},
+      {"1x1", {2, 5, 4, 13}, {1, 1, 13, 40}},
+      {"kernel = input", {2, 4, 4, 3}, {4, 4, 3, 8}},
+      {"kernel larger than input with same padding", {1, 2, 3, 2}, {5, 5, 2, 8}, 1, 1, "same"},
+  };
+}
+
+ConvParams params_of(const Case& c) {
+  ConvParams p;
+  p.stride_h = c.stride_h, p.stride_w = c.stride_w;
+  p.dilation_h = c.dilation_h, p.dilation_w = c.dilation_w;
+  p.groups = c.groups;
+  std::tie(p.pad_top, p.pad_bottom) = ops::conv_pads(c.x[1], c.kernel[0], c.padding, c.stride_h, c.dilation_h);
+  std::tie(p.pad_left, p.pad_right) = ops::conv_pads(c.x[2], c.kernel[1], c.padding, c.stride_w, c.dilation_w);
+  return p;
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(shape_str(a.shape()), shape_str(b.shape()));
+  return element_as_double(ops::max(ops::abs(ops::subtract(a.astype(DType::float64), b.astype(DType::float64)))), 0);
+}
+
+// Weight and bias gradients through the op, with the direct kernel on or off.
+TensorList weight_gradients(const Tensor& x, const Tensor& dy, const Case& c, bool direct) {
+  cpu::set_conv_backward_weights_direct(direct);
+  TensorList g = ops::conv2d_backward_weights(x, dy, c.kernel, params_of(c), true);
+  cpu::set_conv_backward_weights_direct(true);
+  return g;
+}
+
+}  // namespace
+
+TEST(ConvBackwardWeightsDirect, MatchesReferenceAndOneDnn) {
+  uint64_t seed = 1;
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    ConvParams p = params_of(c);
+    ASSERT_TRUE(cpu::conv2d_backward_weights_direct_supported(c.kernel, p) || !__builtin_cpu_supports("avx2"));
+    Tensor x = random::normal(c.x, 0, 1, seed++);
+    Shape ys = cpu::reference_conv2d(x, random::normal(c.kernel, 0, 1, seed++), Tensor(), p).shape();
+    Tensor dy = random::normal(ys, 0, 1, seed++);
+    Tensor ref = cpu::reference_conv2d_backward_weights(x, dy, c.kernel, p);
+    TensorList direct = weight_gradients(x, dy, c, true);
+    TensorList onednn = weight_gradients(x, dy, c, false);
+    // Sums of up to a few hundred products of N(0, 1) values: float32 rounding stays far below 1e-3.
+    EXPECT_LT(max_abs_diff(direct[0], ref), 1e-3);
+    EXPECT_LT(max_abs_diff(onednn[0], ref), 1e-3);
+    EXPECT_LT(max_abs_diff(direct[1], ops::sum(dy, {0, 1, 2})), 1e-3);
+    // A value that differs from the reference by a whole product would be far outside this.
+    EXPECT_GT(max_abs_diff(ref, Tensor::zeros(c.kernel)), 0.1);
+  }
+}
+
+TEST(ConvBackwardWeightsDirect, SameResultForAnyThreadCount) {
+  Case c{"16 -> 32", {4, 12, 11, 16}, {3, 3, 16, 32}, 1, 1, "same"};
+  Tensor x = random::normal(c.x, 0, 1, 7);
+  Tensor dy = random::normal({4, 12, 11, 32}, 0, 1, 8);
+  int threads = num_threads();
+  set_num_threads(1);
+  TensorList one = weight_gradients(x, dy, c, true);
+  set_num_threads(std::max(threads, 3));
+  TensorList more = weight_gradients(x, dy, c, true);
+  set_num_threads(threads);
+  EXPECT_EQ(max_abs_diff(one[0], more[0]), 0.0);
+  EXPECT_EQ(max_abs_diff(one[1], more[1]), 0.0);
+}
+
+TEST(ConvBackwardWeightsDirect, AppliesOnlyToWholeVectorsOfOutputsPerGroup) {
+  ConvParams p;
+  EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 12}, p));
+  p.groups = 2;
+  EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 24}, p));  // 12 per group
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  EXPECT_TRUE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 32}, p));
+  cpu::set_conv_backward_weights_direct(false);
+  EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 32}, p));
+  cpu::set_conv_backward_weights_direct(true);
+}
