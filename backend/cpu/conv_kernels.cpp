@@ -4,12 +4,14 @@
 // activation reorders) with weights in oneDNN's preferred layout (format_tag::any). Primitives
 // and the weight reorders are cached in cpu::primitive_cache() under a key of every parameter;
 // the reordered weights themselves are cached per tensor storage and version (conv_kernels.h).
-// Weight gradients go to the direct AVX2 kernel of conv_backward_weights_direct.h where it applies.
+// Weight gradients, and input gradients of stride-1 convolutions, go to the direct AVX2 kernels
+// of conv_backward_weights_direct.h and conv_backward_data_direct.h where they apply.
 // float64: the plain loops of reference_conv.cpp.
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
+#include "backend/cpu/conv_backward_data_direct.h"
 #include "backend/cpu/conv_backward_weights_direct.h"
 #include "backend/cpu/conv_kernels.h"
 #include "backend/cpu/dnnl_context.h"
@@ -278,6 +280,8 @@ void backward_data_kernel(const TensorList& in, TensorList& out, const Attrs& at
   if (dx.numel() == 0) return;
   if (dy.numel() == 0) dx.fill_(0);
   else if (dy.dtype() != DType::float32) cpu::conv2d_backward_data_loop(dy, k, pr.p, dx);
+  else if (cpu::conv2d_backward_data_direct_supported(pr.k, pr.p))
+    cpu::conv2d_backward_data_direct(dy.data<float>(), pr.y, k.data<float>(), pr.k, dx.data<float>(), pr.x, pr.p);
   else backward_data_f32(dy, k, dx, pr);
   if (in.size() > 2) {
     if (dx.dtype() == DType::float32) add_bias<float>(dx, in[2]);

@@ -1,9 +1,10 @@
-// The direct AVX2 weight-gradient kernel against the plain-loop reference and against oneDNN:
-// every tile shape (1..6 channels, one or two output vectors), strides, dilation, Keras "same"
+// The direct AVX2 gradient kernels against the plain-loop references and against oneDNN: every
+// tile shape (1..6 channels or pixels, one or two vectors), strides, dilation, Keras "same"
 // padding with odd and even kernels, groups, batch 1, the bias gradient, and results that do not
 // depend on the thread count.
 #include <gtest/gtest.h>
 
+#include "backend/cpu/conv_backward_data_direct.h"
 #include "backend/cpu/conv_backward_weights_direct.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/ops.h"
@@ -33,13 +34,16 @@ std::vector<Case> cases() {
       {"even kernel same stride 2", {2, 9, 7, 5}, {4, 2, 5, 8}, 2, 2, "same"},
       {"stride 2 odd sizes", {1, 11, 9, 3}, {3, 3, 3, 16}, 2, 2},
       {"asymmetric strides", {2, 9, 10, 4}, {3, 2, 4, 8}, 3, 2, "same"},
-      {"dilation 2", {2, 10, 9, 6}, {3, 3, 6, 8}, 1, 1, "valid", 2, 2},
+      {"dilation 2", {2, 10, 9, 8}, {3, 3, 8, 8}, 1, 1, "valid", 2, 2},
       {"dilation same", {1, 9, 8, 2}, {3, 2, 2, 16}, 1, 1, "same", 2, 3},
       {"groups 2", {2, 6, 6, 10}, {3, 3, 5, 16}, 1, 1, "same", 1, 1, 2},
       {"groups 4, 8 outputs each", {2, 5, 6, 8}, {3, 3, 2, 32}, 2, 1, "same", 1, 1, 4},
       {"1x1", {2, 5, 4, 13}, {1, 1, 13, 40}},
-      {"kernel = input", {2, 4, 4, 3}, {4, 4, 3, 8}},
-      {"kernel larger than input with same padding", {1, 2, 3, 2}, {5, 5, 2, 8}, 1, 1, "same"},
+      {"1x1 8 -> 16", {3, 4, 5, 8}, {1, 1, 8, 16}},
+      {"kernel = input", {2, 4, 4, 8}, {4, 4, 8, 8}},
+      {"kernel larger than input with same padding", {1, 2, 3, 8}, {5, 5, 8, 8}, 1, 1, "same"},
+      {"16 -> 8, rows of 13 pixels (tiles of 6+6+1)", {2, 5, 13, 16}, {3, 3, 16, 8}, 1, 1, "same"},
+      {"24 -> 4 valid, even kernel", {1, 7, 8, 24}, {2, 4, 24, 4}},
   };
 }
 
@@ -66,11 +70,20 @@ TensorList weight_gradients(const Tensor& x, const Tensor& dy, const Case& c, bo
   return g;
 }
 
+// Input gradients through the op, with the direct kernel on or off.
+Tensor input_gradient(const Tensor& dy, const Tensor& kernel, const Case& c, bool direct) {
+  cpu::set_conv_backward_data_direct(direct);
+  Tensor dx = ops::conv2d_backward_data(dy, kernel, c.x, params_of(c));
+  cpu::set_conv_backward_data_direct(true);
+  return dx;
+}
+
 }  // namespace
 
 TEST(ConvBackwardWeightsDirect, MatchesReferenceAndOneDnn) {
   uint64_t seed = 1;
   for (const auto& c : cases()) {
+    if (c.kernel[3] % (8 * c.groups) != 0) continue;
     SCOPED_TRACE(c.name);
     ConvParams p = params_of(c);
     ASSERT_TRUE(cpu::conv2d_backward_weights_direct_supported(c.kernel, p) || !__builtin_cpu_supports("avx2"));
@@ -113,4 +126,37 @@ TEST(ConvBackwardWeightsDirect, AppliesOnlyToWholeVectorsOfOutputsPerGroup) {
   cpu::set_conv_backward_weights_direct(false);
   EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 32}, p));
   cpu::set_conv_backward_weights_direct(true);
+}
+
+TEST(ConvBackwardDataDirect, MatchesReferenceAndOneDnn) {
+  uint64_t seed = 50;
+  int direct_cases = 0;
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    ConvParams p = params_of(c);
+    Tensor k = random::normal(c.kernel, 0, 1, seed++);
+    Shape ys = cpu::reference_conv2d(Tensor::zeros(c.x), k, Tensor(), p).shape();
+    Tensor dy = random::normal(ys, 0, 1, seed++);
+    Tensor ref = cpu::reference_conv2d_backward_data(dy, k, c.x, p);
+    direct_cases += cpu::conv2d_backward_data_direct_supported(c.kernel, p);
+    EXPECT_LT(max_abs_diff(input_gradient(dy, k, c, true), ref), 1e-3);
+    EXPECT_LT(max_abs_diff(input_gradient(dy, k, c, false), ref), 1e-3);
+    EXPECT_GT(max_abs_diff(ref, Tensor::zeros(c.x)), 0.1);
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) EXPECT_EQ(direct_cases, 6);
+}
+
+TEST(ConvBackwardDataDirect, AppliesToStrideOneUngroupedWholeVectorsOfInputChannels) {
+  ConvParams p;
+  EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({3, 3, 12, 16}, p));
+  p.stride_w = 2;
+  EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({3, 3, 16, 16}, p));
+  p.stride_w = 1, p.groups = 2;
+  EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({3, 3, 16, 32}, p));
+  p.groups = 1;
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  EXPECT_TRUE(cpu::conv2d_backward_data_direct_supported({3, 3, 16, 16}, p));
+  cpu::set_conv_backward_data_direct(false);
+  EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({3, 3, 16, 16}, p));
+  cpu::set_conv_backward_data_direct(true);
 }

@@ -1,0 +1,142 @@
+// The direct AVX2 input-gradient kernel (see conv_backward_data_direct.h).
+//
+// The work is a stride-1 convolution out = conv(in, w) with w in (kh, kw, in, out) layout. A
+// tile is up to 6 neighbouring output pixels of one row times 8 or 16 output channels: per input
+// channel of each tap, one or two vector loads of w, a broadcast per pixel and 12 FMAs into named
+// accumulators. A pixel whose tap falls into the padding reads from a row of zeros instead, so
+// border tiles run the same loop. Output rows are independent and split over the threads.
+#include "backend/cpu/conv_backward_data_direct.h"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace keras::cpu {
+namespace {
+
+std::atomic<bool>& direct_enabled() {
+  static std::atomic<bool> enabled = [] {
+    const char* v = std::getenv("KERAS_CONV_DIRECT_DX");
+    return !(v && std::string(v) == "0");
+  }();
+  return enabled;
+}
+
+// out[n, oy, ox, o] = sum of in[n, oy + kh * dh - pt, ox + kw * dw - pl, c] * w[kh, kw, c, o].
+struct StrideOneConv {
+  const float* in;
+  int64_t n, ih, iw, ci;
+  const float* w;
+  int64_t kh, kw, dh, dw, pt, pl;
+  float* out;
+  int64_t oh, ow, co;
+  const float* zeros;  // ci zeros
+};
+
+template <int R, int V>
+__attribute__((target("avx2,fma"))) void output_tile(const StrideOneConv& g, int64_t n, int64_t oy, int64_t ox0,
+                                                     int64_t o0) {
+  __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00,
+         a40 = a00, a41 = a00, a50 = a00, a51 = a00;
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    int64_t iy = oy + kh * g.dh - g.pt;
+    if (iy < 0 || iy >= g.ih) continue;
+    const float* row = g.in + (n * g.ih + iy) * g.iw * g.ci;
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      int64_t ix0 = ox0 + kw * g.dw - g.pl;
+      auto pixel = [&](int r) {
+        int64_t ix = ix0 + r;
+        return r < R && ix >= 0 && ix < g.iw ? row + ix * g.ci : g.zeros;
+      };
+      // Named pointers and accumulators: GCC spills arrays of them to the stack in the loop.
+      const float *p0 = pixel(0), *p1 = pixel(1), *p2 = pixel(2), *p3 = pixel(3), *p4 = pixel(4), *p5 = pixel(5);
+      const float* wp = g.w + (kh * g.kw + kw) * g.ci * g.co + o0;
+      for (int64_t c = 0; c < g.ci; ++c, wp += g.co) {
+        __m256 w0 = _mm256_loadu_ps(wp), w1 = V > 1 ? _mm256_loadu_ps(wp + 8) : w0;
+#define KERAS_DX_PIXEL(r, p, lo, hi)                      \
+  if constexpr (R > r) {                                  \
+    __m256 b = _mm256_broadcast_ss(p + c);                \
+    lo = _mm256_fmadd_ps(b, w0, lo);                      \
+    if constexpr (V > 1) hi = _mm256_fmadd_ps(b, w1, hi); \
+  }
+        KERAS_DX_PIXEL(0, p0, a00, a01)
+        KERAS_DX_PIXEL(1, p1, a10, a11)
+        KERAS_DX_PIXEL(2, p2, a20, a21)
+        KERAS_DX_PIXEL(3, p3, a30, a31)
+        KERAS_DX_PIXEL(4, p4, a40, a41)
+        KERAS_DX_PIXEL(5, p5, a50, a51)
+#undef KERAS_DX_PIXEL
+      }
+    }
+  }
+  float* out = g.out + ((n * g.oh + oy) * g.ow + ox0) * g.co + o0;
+  const __m256 pixels[6][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}};
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) _mm256_storeu_ps(out + r * g.co + 8 * v, pixels[r][v]);
+}
+
+using TileFn = void (*)(const StrideOneConv&, int64_t, int64_t, int64_t, int64_t);
+
+template <int V>
+TileFn tile_for(int64_t pixels) {
+  switch (pixels) {
+    case 1: return output_tile<1, V>;
+    case 2: return output_tile<2, V>;
+    case 3: return output_tile<3, V>;
+    case 4: return output_tile<4, V>;
+    case 5: return output_tile<5, V>;
+    default: return output_tile<6, V>;
+  }
+}
+
+void run(const StrideOneConv& g) {
+  int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t row = 0; row < g.n * g.oh; ++row) {
+    int64_t n = row / g.oh, oy = row % g.oh;
+    for (int64_t ox0 = 0; ox0 < g.ow; ox0 += 6) {
+      int64_t pixels = std::min<int64_t>(6, g.ow - ox0);
+      for (int64_t o0 = 0; o0 < g.co; o0 += 16) {
+        TileFn fn = g.co - o0 >= 16 ? tile_for<2>(pixels) : tile_for<1>(pixels);
+        fn(g, n, oy, ox0, o0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool conv2d_backward_data_direct_supported(const Shape& kernel_shape, const ConvParams& p) {
+  static const bool cpu_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return cpu_ok && direct_enabled().load() && kernel_shape.size() == 4 && p.stride_h == 1 && p.stride_w == 1 &&
+         p.groups == 1 && kernel_shape[2] % 8 == 0;
+}
+
+void set_conv_backward_data_direct(bool enabled) { direct_enabled().store(enabled); }
+
+void conv2d_backward_data_direct(const float* dy, const Shape& ys, const float* kernel, const Shape& ks, float* dx,
+                                 const Shape& xs, const ConvParams& p) {
+  const int64_t KH = ks[0], KW = ks[1], C = ks[2], O = ks[3];
+  // The flipped kernel with in/out swapped: (kh', kw', o, c) = kernel(KH-1-kh', KW-1-kw', c, o).
+  std::vector<float> flipped(static_cast<size_t>(KH * KW * C * O));
+  for (int64_t kh = 0; kh < KH; ++kh)
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      const float* src = kernel + ((KH - 1 - kh) * KW + (KW - 1 - kw)) * C * O;
+      float* dst = flipped.data() + (kh * KW + kw) * O * C;
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t o = 0; o < O; ++o) dst[o * C + c] = src[c * O + o];
+    }
+  std::vector<float> zeros(static_cast<size_t>(O), 0.f);
+  StrideOneConv g{dy, ys[0], ys[1], ys[2], O,
+                  flipped.data(), KH, KW, p.dilation_h, p.dilation_w,
+                  (KH - 1) * p.dilation_h - p.pad_top, (KW - 1) * p.dilation_w - p.pad_left,
+                  dx, xs[1], xs[2], C, zeros.data()};
+  run(g);
+}
+
+}  // namespace keras::cpu
