@@ -8,11 +8,12 @@
 // threads once, so each dk element has one owner and no reduction or barrier is needed.
 #include "backend/cpu/conv_backward_weights_direct.h"
 
+#include "backend/cpu/conv_direct.h"
+
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -20,14 +21,6 @@
 
 namespace keras::cpu {
 namespace {
-
-std::atomic<bool>& direct_enabled() {
-  static std::atomic<bool> enabled = [] {
-    const char* v = std::getenv("KERAS_CONV_DIRECT_DW");
-    return !(v && std::string(v) == "0");
-  }();
-  return enabled;
-}
 
 struct Geometry {
   const float* x;
@@ -169,11 +162,9 @@ std::vector<std::vector<Tile>> assign(std::vector<Tile> tiles, int threads) {
 
 bool conv2d_backward_weights_direct_supported(const Shape& kernel_shape, const ConvParams& params) {
   static const bool cpu_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return cpu_ok && direct_enabled().load() && kernel_shape.size() == 4 && params.groups > 0 &&
+  return cpu_ok && conv_direct_enabled() && kernel_shape.size() == 4 && params.groups > 0 &&
          kernel_shape[3] % params.groups == 0 && (kernel_shape[3] / params.groups) % 8 == 0;
 }
-
-void set_conv_backward_weights_direct(bool enabled) { direct_enabled().store(enabled); }
 
 void conv2d_backward_weights_direct(const float* x, const Shape& xs, const float* dy, const Shape& ys, float* dk,
                                     const Shape& ks, float* db, const ConvParams& p) {

@@ -13,10 +13,9 @@
 namespace keras::cpu {
 
 // True when conv2d_backward_weights_direct handles the problem: the CPU has AVX2 and FMA, and
-// out / groups (the kernel's last extent over groups) is a multiple of 8. KERAS_CONV_DIRECT_DW=0
-// in the environment, or set_conv_backward_weights_direct(false), turns it off.
+// out / groups (the kernel's last extent over groups) is a multiple of 8; the switch of
+// conv_direct.h (set_conv_direct, KERAS_CONV_DIRECT) turns it off with the others.
 bool conv2d_backward_weights_direct_supported(const Shape& kernel_shape, const ConvParams& params);
-void set_conv_backward_weights_direct(bool enabled);
 
 // dk[kh, kw, c, o] = sum over (n, oy, ox) of x[n, iy, ix, group(o) * C/groups + c] * dy[n, oy, ox, o]
 // (iy = oy * stride_h + kh * dilation_h - pad_top, likewise ix; taps in the padding contribute

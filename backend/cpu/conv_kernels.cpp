@@ -4,15 +4,15 @@
 // activation reorders) with weights in oneDNN's preferred layout (format_tag::any). Primitives
 // and the weight reorders are cached in cpu::primitive_cache() under a key of every parameter;
 // the reordered weights themselves are cached per tensor storage and version (conv_kernels.h).
-// Weight gradients, and input gradients of stride-1 convolutions, go to the direct AVX2 kernels
-// of conv_backward_weights_direct.h and conv_backward_data_direct.h where they apply.
+// Where they apply, the direct AVX2 kernels of conv_direct.h (forward, and the input gradient of
+// stride-1 convolutions) and conv_backward_weights_direct.h (weight gradient) run instead.
 // float64: the plain loops of reference_conv.cpp.
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
-#include "backend/cpu/conv_backward_data_direct.h"
 #include "backend/cpu/conv_backward_weights_direct.h"
+#include "backend/cpu/conv_direct.h"
 #include "backend/cpu/conv_kernels.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/cpu/reference_conv.h"
@@ -220,6 +220,11 @@ void conv2d_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
   const std::string& act = attrs.get_string("activation");
   check_dtype("conv2d", x);
   if (y.numel() == 0) return;
+  if (x.dtype() == DType::float32 && cpu::conv2d_direct_supported(pr.k, pr.p, act)) {
+    cpu::conv2d_direct(x.data<float>(), pr.x, k.data<float>(), pr.k, in.size() > 2 ? in[2].data<float>() : nullptr,
+                       y.data<float>(), pr.y, pr.p, act);
+    return;
+  }
   if (x.dtype() == DType::float32) {
     conv2d_f32(x, k, in.size() > 2 ? &in[2] : nullptr, y, pr, act, attrs.get_string("prop") == "training");
     return;

@@ -4,8 +4,8 @@
 // depend on the thread count.
 #include <gtest/gtest.h>
 
-#include "backend/cpu/conv_backward_data_direct.h"
 #include "backend/cpu/conv_backward_weights_direct.h"
+#include "backend/cpu/conv_direct.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/ops.h"
 #include "backend/ops_conv.h"
@@ -64,17 +64,17 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 
 // Weight and bias gradients through the op, with the direct kernel on or off.
 TensorList weight_gradients(const Tensor& x, const Tensor& dy, const Case& c, bool direct) {
-  cpu::set_conv_backward_weights_direct(direct);
+  cpu::set_conv_direct(direct);
   TensorList g = ops::conv2d_backward_weights(x, dy, c.kernel, params_of(c), true);
-  cpu::set_conv_backward_weights_direct(true);
+  cpu::set_conv_direct(true);
   return g;
 }
 
 // Input gradients through the op, with the direct kernel on or off.
 Tensor input_gradient(const Tensor& dy, const Tensor& kernel, const Case& c, bool direct) {
-  cpu::set_conv_backward_data_direct(direct);
+  cpu::set_conv_direct(direct);
   Tensor dx = ops::conv2d_backward_data(dy, kernel, c.x, params_of(c));
-  cpu::set_conv_backward_data_direct(true);
+  cpu::set_conv_direct(true);
   return dx;
 }
 
@@ -123,9 +123,9 @@ TEST(ConvBackwardWeightsDirect, AppliesOnlyToWholeVectorsOfOutputsPerGroup) {
   EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 24}, p));  // 12 per group
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   EXPECT_TRUE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 32}, p));
-  cpu::set_conv_backward_weights_direct(false);
+  cpu::set_conv_direct(false);
   EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 32}, p));
-  cpu::set_conv_backward_weights_direct(true);
+  cpu::set_conv_direct(true);
 }
 
 TEST(ConvBackwardDataDirect, MatchesReferenceAndOneDnn) {
@@ -156,7 +156,53 @@ TEST(ConvBackwardDataDirect, AppliesToStrideOneUngroupedWholeVectorsOfInputChann
   p.groups = 1;
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   EXPECT_TRUE(cpu::conv2d_backward_data_direct_supported({3, 3, 16, 16}, p));
-  cpu::set_conv_backward_data_direct(false);
+  cpu::set_conv_direct(false);
   EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({3, 3, 16, 16}, p));
-  cpu::set_conv_backward_data_direct(true);
+  cpu::set_conv_direct(true);
+}
+
+TEST(ConvDirect, ForwardMatchesReferenceWithBiasAndActivation) {
+  uint64_t seed = 90;
+  int through_op = 0;
+  for (const auto& c : cases()) {
+    if (c.groups != 1 || c.kernel[3] % 8 != 0) continue;
+    SCOPED_TRACE(c.name);
+    ConvParams p = params_of(c);
+    Tensor x = random::normal(c.x, 0, 1, seed++);
+    Tensor k = random::normal(c.kernel, 0, 1, seed++);
+    Tensor b = random::normal({c.kernel[3]}, 0, 1, seed++);
+    for (const char* act : {"linear", "relu"}) {
+      SCOPED_TRACE(act);
+      Tensor ref = cpu::reference_conv2d(x, k, b, p, act);
+      if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        // Called directly: strided and few-channel problems too, which the dispatch leaves to oneDNN.
+        Tensor y = Tensor::empty(ref.shape(), DType::float32);
+        cpu::conv2d_direct(x.data<float>(), c.x, k.data<float>(), c.kernel, b.data<float>(), y.data<float>(),
+                           ref.shape(), p, act);
+        EXPECT_LT(max_abs_diff(y, ref), 1e-4);
+      }
+      ops::Conv2DArgs args{.strides = {c.stride_h, c.stride_w}, .padding = c.padding,
+                           .dilation_rate = {c.dilation_h, c.dilation_w}, .activation = act};
+      through_op += cpu::conv2d_direct_supported(c.kernel, p, act);
+      EXPECT_LT(max_abs_diff(ops::conv2d(x, k, b, args), ref), 1e-4);
+      cpu::set_conv_direct(false);
+      EXPECT_LT(max_abs_diff(ops::conv2d(x, k, b, args), ref), 1e-4);
+      cpu::set_conv_direct(true);
+    }
+    EXPECT_GT(max_abs_diff(cpu::reference_conv2d(x, k, b, p), Tensor::zeros(cpu::reference_conv2d(x, k, b, p).shape())),
+              0.1);
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) EXPECT_GT(through_op, 6);
+}
+
+TEST(ConvDirect, ForwardAppliesToStrideOneSmallChannelCountsAndFusableActivations) {
+  ConvParams p;
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  EXPECT_TRUE(cpu::conv2d_direct_supported({3, 3, 32, 64}, p, "relu"));
+  EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 32, 64}, p, "tanh"));
+  EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 4, 64}, p, "linear"));
+  EXPECT_FALSE(cpu::conv2d_direct_supported({1, 1, 128, 64}, p, "linear"));
+  EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 32, 12}, p, "linear"));
+  p.stride_h = 2;
+  EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 32, 64}, p, "linear"));
 }

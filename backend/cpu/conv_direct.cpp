@@ -1,11 +1,10 @@
-// The direct AVX2 input-gradient kernel (see conv_backward_data_direct.h).
+// The direct AVX2 convolutions (see conv_direct.h).
 //
-// The work is a stride-1 convolution out = conv(in, w) with w in (kh, kw, in, out) layout. A
-// tile is up to 6 neighbouring output pixels of one row times 8 or 16 output channels: per input
-// channel of each tap, one or two vector loads of w, a broadcast per pixel and 12 FMAs into named
-// accumulators. A pixel whose tap falls into the padding reads from a row of zeros instead, so
-// border tiles run the same loop. Output rows are independent and split over the threads.
-#include "backend/cpu/conv_backward_data_direct.h"
+// Both run one core, out = act(conv(in, w) + bias) with w in (kh, kw, in, out) layout. A tile is
+// up to 6 neighbouring output pixels of one row times 8 or 16 output channels, accumulated in
+// named registers. A pixel whose tap falls into the padding reads from a row of zeros instead,
+// so border tiles run the same loop. Output rows are independent and split over the threads.
+#include "backend/cpu/conv_direct.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -21,36 +20,39 @@ namespace {
 
 std::atomic<bool>& direct_enabled() {
   static std::atomic<bool> enabled = [] {
-    const char* v = std::getenv("KERAS_CONV_DIRECT_DX");
+    const char* v = std::getenv("KERAS_CONV_DIRECT");
     return !(v && std::string(v) == "0");
   }();
   return enabled;
 }
 
-// out[n, oy, ox, o] = sum of in[n, oy + kh * dh - pt, ox + kw * dw - pl, c] * w[kh, kw, c, o].
-struct StrideOneConv {
+// out[n, oy, ox, o] = act(bias[o] + sum of in[n, oy * sh + kh * dh - pt, ox * sw + kw * dw - pl, c]
+// * w[kh, kw, c, o]); act is the identity or relu.
+struct DirectConv {
   const float* in;
   int64_t n, ih, iw, ci;
   const float* w;
-  int64_t kh, kw, dh, dw, pt, pl;
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+  const float* bias;  // co values, or null
+  bool relu;
   float* out;
   int64_t oh, ow, co;
   const float* zeros;  // ci zeros
 };
 
 template <int R, int V>
-__attribute__((target("avx2,fma"))) void output_tile(const StrideOneConv& g, int64_t n, int64_t oy, int64_t ox0,
+__attribute__((target("avx2,fma"))) void output_tile(const DirectConv& g, int64_t n, int64_t oy, int64_t ox0,
                                                      int64_t o0) {
   __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00,
          a40 = a00, a41 = a00, a50 = a00, a51 = a00;
   for (int64_t kh = 0; kh < g.kh; ++kh) {
-    int64_t iy = oy + kh * g.dh - g.pt;
+    int64_t iy = oy * g.sh + kh * g.dh - g.pt;
     if (iy < 0 || iy >= g.ih) continue;
     const float* row = g.in + (n * g.ih + iy) * g.iw * g.ci;
     for (int64_t kw = 0; kw < g.kw; ++kw) {
-      int64_t ix0 = ox0 + kw * g.dw - g.pl;
+      int64_t ix0 = ox0 * g.sw + kw * g.dw - g.pl;
       auto pixel = [&](int r) {
-        int64_t ix = ix0 + r;
+        int64_t ix = ix0 + r * g.sw;
         return r < R && ix >= 0 && ix < g.iw ? row + ix * g.ci : g.zeros;
       };
       // Named pointers and accumulators: GCC spills arrays of them to the stack in the loop.
@@ -76,11 +78,18 @@ __attribute__((target("avx2,fma"))) void output_tile(const StrideOneConv& g, int
   }
   float* out = g.out + ((n * g.oh + oy) * g.ow + ox0) * g.co + o0;
   const __m256 pixels[6][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}};
+  __m256 bias[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  if (g.bias)
+    for (int v = 0; v < V; ++v) bias[v] = _mm256_loadu_ps(g.bias + o0 + 8 * v);
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) _mm256_storeu_ps(out + r * g.co + 8 * v, pixels[r][v]);
+    for (int v = 0; v < V; ++v) {
+      __m256 value = _mm256_add_ps(pixels[r][v], bias[v]);
+      if (g.relu) value = _mm256_max_ps(value, _mm256_setzero_ps());
+      _mm256_storeu_ps(out + r * g.co + 8 * v, value);
+    }
 }
 
-using TileFn = void (*)(const StrideOneConv&, int64_t, int64_t, int64_t, int64_t);
+using TileFn = void (*)(const DirectConv&, int64_t, int64_t, int64_t, int64_t);
 
 template <int V>
 TileFn tile_for(int64_t pixels) {
@@ -94,7 +103,7 @@ TileFn tile_for(int64_t pixels) {
   }
 }
 
-void run(const StrideOneConv& g) {
+void run(const DirectConv& g) {
   int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int64_t row = 0; row < g.n * g.oh; ++row) {
@@ -111,13 +120,33 @@ void run(const StrideOneConv& g) {
 
 }  // namespace
 
-bool conv2d_backward_data_direct_supported(const Shape& kernel_shape, const ConvParams& p) {
+bool available() {
   static const bool cpu_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return cpu_ok && direct_enabled().load() && kernel_shape.size() == 4 && p.stride_h == 1 && p.stride_w == 1 &&
-         p.groups == 1 && kernel_shape[2] % 8 == 0;
+  return cpu_ok && conv_direct_enabled();
 }
 
-void set_conv_backward_data_direct(bool enabled) { direct_enabled().store(enabled); }
+bool conv2d_direct_supported(const Shape& kernel_shape, const ConvParams& p, const std::string& activation) {
+  // Measured against oneDNN (3x3, 16..64 channels): 5-30% faster at stride 1, even at stride 2,
+  // and slower from about 128 input channels, where oneDNN's blocked kernels reuse more per load.
+  return available() && kernel_shape.size() == 4 && p.groups == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+         kernel_shape[2] >= 8 && kernel_shape[2] <= 64 && kernel_shape[3] % 8 == 0 &&
+         (activation == "linear" || activation == "relu");
+}
+
+bool conv2d_backward_data_direct_supported(const Shape& kernel_shape, const ConvParams& p) {
+  return available() && kernel_shape.size() == 4 && p.stride_h == 1 && p.stride_w == 1 && p.groups == 1 &&
+         kernel_shape[2] % 8 == 0;
+}
+
+void set_conv_direct(bool enabled) { direct_enabled().store(enabled); }
+bool conv_direct_enabled() { return direct_enabled().load(); }
+
+void conv2d_direct(const float* x, const Shape& xs, const float* kernel, const Shape& ks, const float* bias, float* y,
+                   const Shape& ys, const ConvParams& p, const std::string& activation) {
+  std::vector<float> zeros(static_cast<size_t>(ks[2]), 0.f);
+  run({x, xs[0], xs[1], xs[2], xs[3], kernel, ks[0], ks[1], p.stride_h, p.stride_w, p.dilation_h, p.dilation_w,
+       p.pad_top, p.pad_left, bias, activation == "relu", y, ys[1], ys[2], ks[3], zeros.data()});
+}
 
 void conv2d_backward_data_direct(const float* dy, const Shape& ys, const float* kernel, const Shape& ks, float* dx,
                                  const Shape& xs, const ConvParams& p) {
@@ -132,11 +161,9 @@ void conv2d_backward_data_direct(const float* dy, const Shape& ys, const float* 
         for (int64_t o = 0; o < O; ++o) dst[o * C + c] = src[c * O + o];
     }
   std::vector<float> zeros(static_cast<size_t>(O), 0.f);
-  StrideOneConv g{dy, ys[0], ys[1], ys[2], O,
-                  flipped.data(), KH, KW, p.dilation_h, p.dilation_w,
-                  (KH - 1) * p.dilation_h - p.pad_top, (KW - 1) * p.dilation_w - p.pad_left,
-                  dx, xs[1], xs[2], C, zeros.data()};
-  run(g);
+  run({dy, ys[0], ys[1], ys[2], O, flipped.data(), KH, KW, 1, 1, p.dilation_h, p.dilation_w,
+       (KH - 1) * p.dilation_h - p.pad_top, (KW - 1) * p.dilation_w - p.pad_left, nullptr, false, dx, xs[1], xs[2], C,
+       zeros.data()});
 }
 
 }  // namespace keras::cpu
