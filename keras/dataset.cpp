@@ -5,6 +5,7 @@
 
 #include "backend/autodiff.h"
 #include "backend/ops.h"
+#include "keras/dataset_copy.h"
 #include "keras/dataset_stage.h"
 
 namespace keras::data {
@@ -39,7 +40,12 @@ thread_local int pipeline_thread_depth = 0;
 PipelineThreadScope::PipelineThreadScope() { ++pipeline_thread_depth; }
 PipelineThreadScope::~PipelineThreadScope() { --pipeline_thread_depth; }
 bool on_pipeline_thread() { return pipeline_thread_depth > 0; }
-Element Pending::resolve() && { return element ? std::move(*element) : source->gather(rows); }
+Element Pending::resolve() && {
+  if (element) return std::move(*element);
+  if (!source->gathers_in_parts()) return source->gather(rows);
+  Element batch = source->gather_allocate(static_cast<int64_t>(rows.size()));
+  return BatchCopy(source, std::move(rows), std::move(batch)).finish();
+}
 }  // namespace detail
 
 namespace {
@@ -90,29 +96,26 @@ struct RowSource {
     }
   }
   int64_t size() const { return tensors[0].dim(0); }
-  // Copies rows straight from the (contiguous, CPU) sources into fresh batch tensors. Random rows
-  // make this bound by memory latency, not bandwidth, so on the consumer's thread large batches
-  // are copied by the OpenMP team (two cores: 95 -> 60 us for 128 rows of 3 KB).
-  Element gather(const std::vector<int64_t>& idx) const {
+  // Batch tensors for `count` rows, filled by copy_rows straight from the (contiguous, CPU)
+  // sources; several threads may fill disjoint row ranges at once.
+  Element allocate(int64_t count) const {
     Element out;
-    const auto n = static_cast<int64_t>(idx.size());
-    const bool may_fork = !detail::on_pipeline_thread();
-    for (size_t c = 0; c < tensors.size(); ++c) {
-      const Tensor& t = tensors[c];
+    for (const Tensor& t : tensors) {
       Shape shape = t.shape();
-      shape[0] = n;
-      Tensor b = Tensor::empty(shape, t.dtype(), Device::cpu());
-      const size_t row_bytes = static_cast<size_t>(row_strides[c]) * dtype_size(t.dtype());
-      const auto* src = static_cast<const char*>(t.raw_data());
-      auto* dst = static_cast<char*>(b.raw_data());
-      const bool parallel = may_fork && static_cast<size_t>(n) * row_bytes >= (size_t{256} << 10);
-#pragma omp parallel for schedule(static) if (parallel)
-      for (int64_t r = 0; r < n; ++r)
-        std::memcpy(dst + static_cast<size_t>(r) * row_bytes, src + static_cast<size_t>(idx[static_cast<size_t>(r)]) * row_bytes,
-                    row_bytes);
-      out.push_back(std::move(b));
+      shape[0] = count;
+      out.push_back(Tensor::empty(shape, t.dtype(), Device::cpu()));
     }
     return out;
+  }
+  void copy_rows(const std::vector<int64_t>& idx, int64_t begin, int64_t end, Element& batch) const {
+    for (size_t c = 0; c < tensors.size(); ++c) {
+      const size_t row_bytes = static_cast<size_t>(row_strides[c]) * dtype_size(tensors[c].dtype());
+      const auto* src = static_cast<const char*>(tensors[c].raw_data());
+      auto* dst = static_cast<char*>(batch[c].raw_data());
+      for (int64_t r = begin; r < end; ++r)
+        std::memcpy(dst + static_cast<size_t>(r) * row_bytes, src + static_cast<size_t>(idx[static_cast<size_t>(r)]) * row_bytes,
+                    row_bytes);
+    }
   }
   Element row(int64_t i) const {
     Element e;
@@ -156,10 +159,12 @@ class SlicesNode : public detail::Node {
   std::string name() const override { return "TensorSlices"; }
   bool random_access() const override { return true; }
   Element at(int64_t i) const override { return src_->row(i); }
-  Element gather(const std::vector<int64_t>& indices) const override {
-    // Views of a non-CPU source go through the generic stack.
-    if (src_->tensors[0].device().kind != DeviceKind::cpu) return Node::gather(indices);
-    return src_->gather(indices);
+  // Views of a non-CPU source go through the generic stack (Node::gather).
+  bool gathers_in_parts() const override { return src_->tensors[0].device().kind == DeviceKind::cpu; }
+  Element gather_allocate(int64_t count) const override { return src_->allocate(count); }
+  void gather_rows(const std::vector<int64_t>& indices, int64_t begin, int64_t end,
+                   Element& batch) const override {
+    src_->copy_rows(indices, begin, end, batch);
   }
 
  private:

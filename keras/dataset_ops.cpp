@@ -27,6 +27,7 @@ class BatchIterator : public IteratorImpl {
     return std::move(*p).resolve();
   }
 
+  const Node* row_list_source() const override { return input_ ? input_->index_source() : nullptr; }
   std::optional<Pending> next_pending() override {
     if (!input_) return std::nullopt;
     if (const Node* source = input_->index_source()) return next_rows(*source);

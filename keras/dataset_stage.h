@@ -15,10 +15,8 @@ namespace keras::data::detail {
 
 class Node;
 
-// A produced element, or the rows of a random-access source still to be copied into one. Copying
-// random rows is bound by memory latency; a prefetch stage hands such batches over as row lists,
-// so the consumer copies them with its OpenMP team instead of a background thread taking a core
-// from the training step (2 cores, apps/pipeline_benchmark: epoch overhead 10-16% -> 5-9%).
+// A produced element, or the rows of a random-access source still to be copied into one, so that
+// a prefetch stage can have that copy done ahead by an idle-priority thread (dataset_copy.h).
 struct Pending {
   std::optional<Element> element;
   std::shared_ptr<const Node> source;  // with rows, when element is empty
@@ -36,6 +34,9 @@ class IteratorImpl {
   // the batch tensors, with no per-row tensors.
   virtual const Node* index_source() const { return nullptr; }
   virtual std::optional<int64_t> next_index() { return std::nullopt; }
+  // The source whose rows every next_pending() hands out as a row list (batch over an index
+  // source), or null.
+  virtual const Node* row_list_source() const { return nullptr; }
   // next(), but a stage that gathers rows may leave the copy to the caller (see Pending).
   virtual std::optional<Pending> next_pending() {
     auto e = next();
@@ -58,6 +59,13 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual Element at(int64_t i) const { return {}; }
   // Rows `indices` stacked into one batch element (default: stack of at(i)).
   virtual Element gather(const std::vector<int64_t>& indices) const;
+  // Sources that fill a batch in parts, from several threads at once (gathers_in_parts):
+  // gather_allocate returns the uninitialized batch tensors for `count` rows, gather_rows copies
+  // rows [begin, end) of `indices` into them.
+  virtual bool gathers_in_parts() const { return false; }
+  virtual Element gather_allocate(int64_t count) const { return {}; }
+  virtual void gather_rows(const std::vector<int64_t>& indices, int64_t begin, int64_t end,
+                           Element& batch) const {}
 };
 
 // Marks the calling thread as a pipeline worker (prefetch producer, map worker) for its lifetime.

@@ -1,4 +1,5 @@
-// Dataset stages that own threads: map (parallel, order-preserving) and prefetch.
+// Dataset stages that own threads: map (parallel, order-preserving) and prefetch (a background
+// thread; batches of random source rows take the lighter path of dataset_copy.h instead).
 //
 // Both follow one rule: the destructor sets `stop_`, wakes every waiter and joins every thread
 // before the input iterator is destroyed, so no thread outlives its Iterator, whether the pass
@@ -12,6 +13,7 @@
 
 #include "backend/autodiff.h"
 #include "keras/dataset.h"
+#include "keras/dataset_copy.h"
 #include "keras/dataset_stage.h"
 
 namespace keras::data {
@@ -20,7 +22,6 @@ namespace {
 
 using detail::IteratorImpl;
 using detail::Node;
-using detail::Pending;
 using detail::UnaryNode;
 
 // What a producer hands to the consumer: an element, the end, or an error.
@@ -200,7 +201,7 @@ class PrefetchIterator : public IteratorImpl {
     if (finished_) return std::nullopt;
     std::unique_lock lock(mu_);
     ready_cv_.wait(lock, [&] { return !queue_.empty(); });
-    PrefetchSlot slot = std::move(queue_.front());
+    Slot slot = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
     space_cv_.notify_one();
@@ -208,24 +209,24 @@ class PrefetchIterator : public IteratorImpl {
       finished_ = true;
       std::rethrow_exception(slot.error);
     }
-    if (!slot.pending) {
+    if (!slot.element) {
       finished_ = true;
       return std::nullopt;
     }
-    return std::move(*slot.pending).resolve();
+    return std::move(slot.element);
   }
 
  private:
   void produce() {
     detail::PipelineThreadScope pipeline_thread;
     while (true) {
-      PrefetchSlot slot;
+      Slot slot;
       try {
-        slot.pending = input_->next_pending();
+        slot.element = input_->next();
       } catch (...) {
         slot.error = std::current_exception();
       }
-      const bool last = !slot.pending;
+      const bool last = !slot.element;
       {
         std::unique_lock lock(mu_);
         space_cv_.wait(lock, [&] { return stop_ || queue_.size() < capacity_; });
@@ -241,11 +242,7 @@ class PrefetchIterator : public IteratorImpl {
   const size_t capacity_;
   std::mutex mu_;
   std::condition_variable ready_cv_, space_cv_;
-  struct PrefetchSlot {
-    std::optional<Pending> pending;
-    std::exception_ptr error;
-  };
-  std::deque<PrefetchSlot> queue_;
+  std::deque<Slot> queue_;
   bool stop_ = false;
   bool finished_ = false;  // consumer side only
   std::thread thread_;     // last member: starts after everything it touches exists
@@ -255,7 +252,10 @@ class PrefetchNode : public UnaryNode {
  public:
   PrefetchNode(std::shared_ptr<const Node> in, size_t capacity) : UnaryNode(std::move(in)), capacity_(capacity) {}
   std::unique_ptr<IteratorImpl> make_iterator() const override {
-    return std::make_unique<PrefetchIterator>(input_->make_iterator(), capacity_);
+    auto input = input_->make_iterator();
+    if (const Node* source = input->row_list_source(); source && source->gathers_in_parts())
+      return detail::make_row_prefetch(std::move(input), capacity_);
+    return std::make_unique<PrefetchIterator>(std::move(input), capacity_);
   }
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string name() const override { return "Prefetch"; }

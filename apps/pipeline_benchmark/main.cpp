@@ -1,9 +1,9 @@
 // Does the data pipeline keep training fed? Times one epoch of the Fashion-MNIST MLP
 // (784-256-128-10, Adam, batch 128) fed (a) from pre-built in-memory batches and (b) from a
-// Dataset pipeline (shuffle, batch, prefetch on a background thread), interleaved a b a b, and
-// prints the median epoch times, their ratio, and the median of the per-round ratios (each round's
-// two epochs run back to back, so that ratio cancels the slow drifts of a shared machine's
-// speed). Not a test: timings vary with the machine.
+// Dataset pipeline (shuffle, batch, prefetch), interleaved a b a b, and prints per round the time
+// the training loop waited in next(), then the median epoch times, their ratio, and the median of
+// the per-round ratios (each round's two epochs run back to back, so that ratio cancels the slow
+// drifts of a shared machine's speed). Not a test: timings vary with the machine.
 //   build/apps/pipeline_benchmark [--rounds N]
 #include <keras/keras.h>
 
@@ -57,17 +57,25 @@ int main(int argc, char** argv) {
   auto epoch_prebuilt = [&] {
     for (const auto& [xb, yb] : prebuilt) model.train_on_batch(xb, yb);
   };
+  double waited = 0;  // of the last pipeline epoch: seconds the training loop spent in next()
   auto epoch_pipeline = [&] {
     k::data::EpochIterator it(pipeline);
     it.begin_epoch();
-    while (auto e = it.next()) model.train_on_batch((*e)[0], (*e)[1]);
+    waited = 0;
+    while (true) {
+      std::optional<k::data::Element> e;
+      waited += seconds([&] { e = it.next(); });
+      if (!e) break;
+      model.train_on_batch((*e)[0], (*e)[1]);
+    }
   };
   epoch_prebuilt();  // warm-up: primitives, allocator, OpenMP pool
   std::vector<double> a, b;
   for (int r = 0; r < rounds; ++r) {
     a.push_back(seconds(epoch_prebuilt));
     b.push_back(seconds(epoch_pipeline));
-    std::printf("round %d: prebuilt %.3f s, pipeline %.3f s\n", r + 1, a.back(), b.back());
+    std::printf("round %d: prebuilt %.3f s, pipeline %.3f s (%.3f s of it in next())\n", r + 1, a.back(), b.back(),
+                waited);
   }
   double ma = median(a), mb = median(b);
   std::vector<double> ratios;

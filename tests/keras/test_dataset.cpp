@@ -9,28 +9,16 @@
 #include <thread>
 
 #include "backend/ops.h"
+#include "support/threads.h"
 #include "keras/dataset.h"
 
 using namespace keras;
+using keras::testing::back_to;
+using keras::testing::thread_count;
 using keras::data::Dataset;
 using keras::data::Element;
 
 namespace {
-
-int thread_count() {
-  int n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
-  return n;
-}
-
-// Threads exit asynchronously after join only for helpers (OpenMP pools); give them a moment.
-bool back_to(int baseline) {
-  for (int i = 0; i < 200; ++i) {
-    if (thread_count() <= baseline) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return thread_count() <= baseline;
-}
 
 std::vector<std::vector<double>> collect(const Dataset& ds, size_t component = 0) {
   std::vector<std::vector<double>> out;

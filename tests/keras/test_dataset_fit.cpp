@@ -5,25 +5,17 @@
 #include <filesystem>
 #include <thread>
 
+#include "support/threads.h"
 #include "keras/keras.h"
 
 using namespace keras;
+using keras::testing::back_to;
+using keras::testing::thread_count;
 namespace L = keras::layers;
 using keras::data::Dataset;
 using keras::data::Element;
 
 namespace {
-int thread_count() {
-  int n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
-  return n;
-}
-
-bool back_to(int baseline) {
-  for (int i = 0; i < 200 && thread_count() > baseline; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  return thread_count() <= baseline;
-}
-
 std::pair<Tensor, Tensor> toy(int64_t n) {
   Tensor x = random::normal({n, 2}, 0, 1, uint64_t{21});
   auto v = x.to_vector<float>();

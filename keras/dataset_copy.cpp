@@ -1,0 +1,163 @@
+// Batch copies shared between the consumer and an idle-priority thread (see dataset_copy.h).
+#include "keras/dataset_copy.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace keras::data::detail {
+
+namespace {
+
+// About 32 KB a chunk: small enough that a consumer never waits long for a chunk the idle thread
+// holds, large enough that claiming costs nothing next to the copy.
+constexpr size_t kChunkBytes = size_t{32} << 10;
+// Below this the consumer copies alone: forking the team costs more than it saves.
+constexpr size_t kTeamBytes = size_t{256} << 10;
+}  // namespace
+
+BatchCopy::BatchCopy(std::shared_ptr<const Node> source, std::vector<int64_t> rows, Element empty_batch)
+    : source_(std::move(source)), rows_(std::move(rows)), batch_(std::move(empty_batch)) {
+  const auto n = static_cast<int64_t>(rows_.size());
+  for (const Tensor& t : batch_) row_bytes_ += n ? t.nbytes() / static_cast<size_t>(n) : 0;
+  chunk_rows_ = std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / std::max<size_t>(row_bytes_, 1)));
+  chunks_ = (n + chunk_rows_ - 1) / chunk_rows_;
+}
+
+bool BatchCopy::copy_one_chunk() {
+  const int64_t c = next_chunk_.fetch_add(1, std::memory_order_relaxed);
+  if (c >= chunks_) return false;
+  const int64_t begin = c * chunk_rows_;
+  source_->gather_rows(rows_, begin, std::min<int64_t>(begin + chunk_rows_, static_cast<int64_t>(rows_.size())), batch_);
+  if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks_) done_.notify_all();
+  return true;
+}
+
+Element BatchCopy::finish() {
+  const int64_t left = std::max<int64_t>(0, chunks_ - next_chunk_.load(std::memory_order_relaxed));
+  const bool team = !on_pipeline_thread() && static_cast<size_t>(left * chunk_rows_) * row_bytes_ >= kTeamBytes;
+#pragma omp parallel if (team)
+  while (copy_one_chunk()) {
+  }
+  for (int done = done_.load(std::memory_order_acquire); done != chunks_; done = done_.load(std::memory_order_acquire))
+    done_.wait(done, std::memory_order_acquire);
+  return std::move(batch_);
+}
+
+namespace {
+
+// A thread at SCHED_IDLE priority that copies chunks of the batches handed to it, oldest first.
+// Starts with the first batch; the destructor stops and joins it. Where the scheduler refuses idle
+// priority the thread is stopped again and the consumer copies everything itself.
+class IdleCopier {
+ public:
+  IdleCopier() = default;
+  ~IdleCopier();
+  IdleCopier(const IdleCopier&) = delete;
+  IdleCopier& operator=(const IdleCopier&) = delete;
+  void add(std::shared_ptr<BatchCopy> batch);
+
+ private:
+  void run();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<BatchCopy>> queue_;
+  bool stop_ = false;
+  bool refused_ = false;
+  std::thread thread_;
+};
+
+IdleCopier::~IdleCopier() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void IdleCopier::add(std::shared_ptr<BatchCopy> batch) {
+  std::unique_lock lock(mu_);
+  if (refused_) return;
+  if (!thread_.joinable()) {
+    thread_ = std::thread([this] { run(); });
+    sched_param param{};
+    if (pthread_setschedparam(thread_.native_handle(), SCHED_IDLE, &param) != 0) {
+      refused_ = stop_ = true;
+      lock.unlock();
+      cv_.notify_all();
+      thread_.join();
+      return;
+    }
+  }
+  // Batches the consumer has already copied (the idle thread got no core meanwhile) are dropped
+  // here, so the queue never holds more than the prefetch buffer.
+  while (!queue_.empty() && queue_.front()->all_claimed()) queue_.pop_front();
+  queue_.push_back(std::move(batch));
+  lock.unlock();
+  cv_.notify_one();
+}
+
+void IdleCopier::run() {
+  PipelineThreadScope pipeline_thread;
+  while (true) {
+    std::shared_ptr<BatchCopy> batch;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      batch = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    while (batch->copy_one_chunk()) {
+    }
+  }
+}
+
+class RowPrefetchIterator : public IteratorImpl {
+ public:
+  RowPrefetchIterator(std::unique_ptr<IteratorImpl> input, size_t capacity)
+      : input_(std::move(input)), capacity_(capacity) {}
+
+  std::optional<Element> next() override {
+    pick_ahead();
+    if (ahead_.empty()) return std::nullopt;
+    std::shared_ptr<BatchCopy> batch = std::move(ahead_.front());
+    ahead_.pop_front();
+    pick_ahead();  // the idle thread works on the following batches during this step
+    return batch->finish();
+  }
+
+ private:
+  void pick_ahead() {
+    while (input_ && ahead_.size() < capacity_) {
+      auto pending = input_->next_pending();
+      if (!pending) {
+        input_.reset();
+        return;
+      }
+      Element empty = pending->source->gather_allocate(static_cast<int64_t>(pending->rows.size()));
+      auto batch = std::make_shared<BatchCopy>(pending->source, std::move(pending->rows), std::move(empty));
+      ahead_.push_back(batch);
+      copier_.add(std::move(batch));
+    }
+  }
+
+  std::unique_ptr<IteratorImpl> input_;  // null once exhausted
+  const size_t capacity_;
+  std::deque<std::shared_ptr<BatchCopy>> ahead_;
+  IdleCopier copier_;
+};
+
+}  // namespace
+
+std::unique_ptr<IteratorImpl> make_row_prefetch(std::unique_ptr<IteratorImpl> input, size_t capacity) {
+  return std::make_unique<RowPrefetchIterator>(std::move(input), capacity);
+}
+
+}  // namespace keras::data::detail

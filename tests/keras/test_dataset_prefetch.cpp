@@ -1,0 +1,93 @@
+// prefetch over batches of random source rows (keras/dataset_copy.h): no producer thread, the
+// copy shared between an idle-priority thread and the consumer. Same batches as the
+// element-by-element path whoever copies which chunk; the idle thread really runs at SCHED_IDLE
+// and never outlives its iterator.
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <chrono>
+#include <thread>
+
+#include "backend/ops.h"
+#include "keras/dataset.h"
+#include "support/threads.h"
+
+using namespace keras;
+using keras::data::Dataset;
+using keras::data::Element;
+using keras::testing::back_to;
+using keras::testing::thread_count;
+using keras::testing::threads_with_policy;
+
+namespace {
+
+// 600 rows of 1000 floats (4 KB: 8 rows a 32 KB chunk) and an int64 label.
+std::pair<Dataset, Dataset> fast_and_slow() {
+  Tensor x = Tensor::arange(0, 600 * 1000).view({600, 1000}).astype(DType::float32);
+  Tensor y = Tensor::arange(0, 600, 1, DType::int64);
+  auto src = Dataset::from_tensor_slices({x, y});
+  auto slow = src.map([](const Element& e) { return e; });  // no row lists: element by element
+  return {src, slow};
+}
+
+std::vector<std::vector<float>> values(const Element& e, size_t component) {
+  return {e[component].astype(DType::float32).to_vector<float>()};
+}
+
+}  // namespace
+
+TEST(DatasetPrefetch, RowBatchesMatchTheElementPathWhoeverCopies) {
+  auto [src, slow] = fast_and_slow();
+  for (int64_t batch : {int64_t{1}, int64_t{7}, int64_t{64}, int64_t{250}}) {
+    std::vector<Element> expected;
+    for (const Element& e : slow.shuffle(600, 9).batch(batch).iterator()) expected.push_back(e);
+    // pause 0: the consumer copies most chunks; pause 20 ms (large batches only, to stay
+    // quick): the idle thread has copied the batches ahead before the consumer asks.
+    for (int pause_ms : {0, 20}) {
+      if (pause_ms && batch < 64) continue;
+      auto it = src.shuffle(600, 9).batch(batch).prefetch(3).iterator();
+      size_t i = 0;
+      while (auto e = it.next()) {
+        ASSERT_LT(i, expected.size());
+        for (size_t c = 0; c < 2; ++c)
+          EXPECT_EQ(values(*e, c), values(expected[i], c)) << "batch size " << batch << ", batch " << i;
+        ++i;
+        if (pause_ms) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      }
+      EXPECT_EQ(i, expected.size());
+    }
+  }
+}
+
+TEST(DatasetPrefetch, CopiesOnOneIdlePriorityThreadJoinedWithItsIterator) {
+  auto [src, slow] = fast_and_slow();
+  ops::add(Tensor::ones({4}), 1.0);  // warm up any OpenMP pool before the baseline
+  const int baseline = thread_count(), idle_before = threads_with_policy(SCHED_IDLE);
+  auto ds = src.shuffle(600, 4).batch(32).prefetch(2);
+  {
+    auto it = ds.iterator();
+    ASSERT_TRUE(it.next().has_value());
+    EXPECT_EQ(thread_count(), baseline + 1);  // the copier; no producer thread
+    EXPECT_EQ(threads_with_policy(SCHED_IDLE), idle_before + 1);
+    while (it.next()) {
+    }
+  }
+  EXPECT_TRUE(back_to(baseline));
+  {
+    auto it = ds.repeat().iterator();  // abandoned mid-stream while batches are in flight
+    for (int i = 0; i < 5; ++i) it.next();
+  }
+  EXPECT_TRUE(back_to(baseline));
+  EXPECT_EQ(threads_with_policy(SCHED_IDLE), idle_before);
+}
+
+TEST(DatasetPrefetch, StagesBetweenBatchAndPrefetchGiveTheSameBatches) {
+  auto [src, slow] = fast_and_slow();
+  auto expected_ds = slow.shuffle(600, 2).batch(50).take(5);
+  std::vector<std::vector<float>> expected;
+  for (const Element& e : expected_ds.iterator()) expected.push_back(values(e, 0)[0]);
+  std::vector<std::vector<float>> got;
+  for (const Element& e : src.shuffle(600, 2).batch(50).take(5).prefetch(2).iterator())
+    got.push_back(values(e, 0)[0]);
+  EXPECT_EQ(got, expected);
+}
