@@ -35,14 +35,10 @@ class IteratorImpl {
   virtual const Node* index_source() const { return nullptr; }
   virtual std::optional<int64_t> next_index() { return std::nullopt; }
   // The source whose rows every next_pending() hands out as a row list (batch over an index
-  // source), or null.
+  // source), or null; next_pending() is interchangeable with next() (both advance) and leaves
+  // the copy to the caller (see Pending).
   virtual const Node* row_list_source() const { return nullptr; }
-  // next(), but a stage that gathers rows may leave the copy to the caller (see Pending).
-  virtual std::optional<Pending> next_pending() {
-    auto e = next();
-    if (!e) return std::nullopt;
-    return Pending{std::move(e), nullptr, {}};
-  }
+  virtual std::optional<Pending> next_pending() { return std::nullopt; }
 };
 
 class Node : public std::enable_shared_from_this<Node> {
