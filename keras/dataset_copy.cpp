@@ -29,24 +29,34 @@ BatchCopy::BatchCopy(std::shared_ptr<const Node> source, std::vector<int64_t> ro
   chunks_ = (n + chunk_rows_ - 1) / chunk_rows_;
 }
 
-bool BatchCopy::copy_one_chunk() {
+std::optional<int64_t> BatchCopy::claim() {
   const int64_t c = next_chunk_.fetch_add(1, std::memory_order_relaxed);
-  if (c >= chunks_) return false;
-  const int64_t begin = c * chunk_rows_;
-  source_->gather_rows(rows_, begin, std::min<int64_t>(begin + chunk_rows_, static_cast<int64_t>(rows_.size())), batch_);
-  if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks_) done_.notify_all();
-  return true;
+  if (c >= chunks_) return std::nullopt;
+  return c;
 }
 
-Element BatchCopy::finish() {
+void BatchCopy::copy(int64_t chunk) {
+  const int64_t begin = chunk * chunk_rows_;
+  source_->gather_rows(rows_, begin, std::min<int64_t>(begin + chunk_rows_, static_cast<int64_t>(rows_.size())), batch_);
+  if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks_) {
+    std::lock_guard lock(mu_);  // so that a consumer between its check and its wait still wakes
+    done_cv_.notify_all();
+  }
+}
+
+Element BatchCopy::finish(std::chrono::microseconds max_wait) {
   const int64_t left = std::max<int64_t>(0, chunks_ - next_chunk_.load(std::memory_order_relaxed));
   const bool team = !on_pipeline_thread() && static_cast<size_t>(left * chunk_rows_) * row_bytes_ >= kTeamBytes;
 #pragma omp parallel if (team)
   while (copy_one_chunk()) {
   }
-  for (int done = done_.load(std::memory_order_acquire); done != chunks_; done = done_.load(std::memory_order_acquire))
-    done_.wait(done, std::memory_order_acquire);
-  return std::move(batch_);
+  auto all_done = [&] { return done_.load(std::memory_order_acquire) == chunks_; };
+  std::unique_lock lock(mu_);
+  if (done_cv_.wait_for(lock, max_wait, all_done)) return std::move(batch_);
+  lock.unlock();
+  Element fresh = source_->gather_allocate(static_cast<int64_t>(rows_.size()));
+  source_->gather_rows(rows_, 0, static_cast<int64_t>(rows_.size()), fresh);
+  return fresh;
 }
 
 namespace {

@@ -10,8 +10,12 @@
 // apps/pipeline_benchmark: epoch overhead 7-13% -> 0-1%).
 #pragma once
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "keras/dataset_stage.h"
@@ -24,11 +28,20 @@ class BatchCopy {
  public:
   BatchCopy(std::shared_ptr<const Node> source, std::vector<int64_t> rows, Element empty_batch);
   // Copies one unclaimed chunk; false when none is left. Any thread, any time.
-  bool copy_one_chunk();
+  bool copy_one_chunk() {
+    auto chunk = claim();
+    if (chunk) copy(*chunk);
+    return chunk.has_value();
+  }
+  // The two halves of copy_one_chunk: the next unclaimed chunk, then its copy.
+  std::optional<int64_t> claim();
+  void copy(int64_t chunk);
   // Copies every unclaimed chunk (with the OpenMP team when much is left and the caller is not a
-  // pipeline thread), waits for chunks other threads are copying, and returns the batch.
-  // Called once, by the consumer.
-  Element finish();
+  // pipeline thread), waits up to `max_wait` for chunks other threads are copying, and returns
+  // the batch. If they are not done by then (an idle-priority thread that gets no core on a
+  // machine busy with other work), it returns a fresh copy of the whole batch instead and leaves
+  // the old tensors to the late copier. Called once, by the consumer.
+  Element finish(std::chrono::microseconds max_wait = std::chrono::milliseconds(2));
   bool all_claimed() const { return next_chunk_.load(std::memory_order_relaxed) >= chunks_; }
 
  private:
@@ -38,7 +51,9 @@ class BatchCopy {
   int64_t chunk_rows_ = 1, chunks_ = 0;
   size_t row_bytes_ = 0;  // all components together
   std::atomic<int64_t> next_chunk_{0};
-  std::atomic<int> done_{0};
+  std::atomic<int64_t> done_{0};
+  std::mutex mu_;  // with done_cv_: the consumer's wait for the last chunk
+  std::condition_variable done_cv_;
 };
 
 // The prefetch stage over `input` when input->row_list_source() gathers in parts: no producer

@@ -10,6 +10,7 @@
 
 #include "backend/ops.h"
 #include "keras/dataset.h"
+#include "keras/dataset_copy.h"
 #include "support/threads.h"
 
 using namespace keras;
@@ -33,6 +34,25 @@ std::pair<Dataset, Dataset> fast_and_slow() {
 std::vector<std::vector<float>> values(const Element& e, size_t component) {
   return {e[component].astype(DType::float32).to_vector<float>()};
 }
+
+// A source of float rows that gathers in parts, to drive a BatchCopy by hand.
+class FloatRows : public data::detail::Node {
+ public:
+  explicit FloatRows(Tensor x) : x_(std::move(x)) {}
+  std::unique_ptr<data::detail::IteratorImpl> make_iterator() const override { return nullptr; }
+  int64_t cardinality() const override { return x_.dim(0); }
+  std::string name() const override { return "FloatRows"; }
+  bool gathers_in_parts() const override { return true; }
+  Element gather_allocate(int64_t count) const override { return {Tensor::empty({count, x_.dim(1)})}; }
+  void gather_rows(const std::vector<int64_t>& rows, int64_t begin, int64_t end, Element& batch) const override {
+    const int64_t cols = x_.dim(1);
+    for (int64_t r = begin; r < end; ++r)
+      std::copy_n(x_.data<float>() + rows[static_cast<size_t>(r)] * cols, cols, batch[0].data<float>() + r * cols);
+  }
+
+ private:
+  Tensor x_;
+};
 
 }  // namespace
 
@@ -90,4 +110,37 @@ TEST(DatasetPrefetch, StagesBetweenBatchAndPrefetchGiveTheSameBatches) {
   for (const Element& e : src.shuffle(600, 2).batch(50).take(5).prefetch(2).iterator())
     got.push_back(values(e, 0)[0]);
   EXPECT_EQ(got, expected);
+}
+
+TEST(DatasetPrefetch, TheConsumerWaitsBrieflyForAChunkInFlightThenCopiesAfresh) {
+  // 100 rows of 8 KB: 4 rows a chunk. A helper claims chunk 0 and stalls (an idle-priority thread
+  // that gets no core); a helper that finishes within the wait is waited for.
+  auto source = std::make_shared<FloatRows>(Tensor::arange(0, 100 * 2048).view({100, 2048}).astype(DType::float32));
+  std::vector<int64_t> rows;
+  for (int64_t i = 99; i >= 0; --i) rows.push_back(i);
+  std::vector<float> expected;
+  for (int64_t r : rows)
+    for (int64_t c = 0; c < 2048; ++c) expected.push_back(static_cast<float>(r * 2048 + c));
+
+  Element target = source->gather_allocate(100);
+  data::detail::BatchCopy stalled(source, rows, target);
+  auto chunk = stalled.claim();
+  ASSERT_TRUE(chunk.has_value());
+  Element got = stalled.finish(std::chrono::milliseconds(1));
+  EXPECT_NE(got[0].raw_data(), target[0].raw_data());  // fresh tensors, not the ones in flight
+  EXPECT_EQ(got[0].to_vector<float>(), expected);
+  stalled.copy(*chunk);  // the helper finishes late, into the tensors it was given
+  EXPECT_EQ(got[0].to_vector<float>(), expected);
+
+  target = source->gather_allocate(100);
+  data::detail::BatchCopy slow(source, rows, target);
+  chunk = slow.claim();
+  std::thread helper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    slow.copy(*chunk);
+  });
+  got = slow.finish(std::chrono::seconds(10));
+  helper.join();
+  EXPECT_EQ(got[0].raw_data(), target[0].raw_data());
+  EXPECT_EQ(got[0].to_vector<float>(), expected);
 }
