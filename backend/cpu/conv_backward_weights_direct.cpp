@@ -8,16 +8,14 @@
 // threads once, so each dk element has one owner and no reduction or barrier is needed.
 #include "backend/cpu/conv_backward_weights_direct.h"
 
-#include "backend/cpu/conv_direct.h"
-
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <vector>
+
+#include "backend/cpu/conv_direct.h"
 
 namespace keras::cpu {
 namespace {
@@ -161,8 +159,7 @@ std::vector<std::vector<Tile>> assign(std::vector<Tile> tiles, int threads) {
 }  // namespace
 
 bool conv2d_backward_weights_direct_supported(const Shape& kernel_shape, const ConvParams& params) {
-  static const bool cpu_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return cpu_ok && conv_direct_enabled() && kernel_shape.size() == 4 && params.groups > 0 &&
+  return conv_direct_available() && kernel_shape.size() == 4 && params.groups > 0 &&
          kernel_shape[3] % params.groups == 0 && (kernel_shape[3] / params.groups) % 8 == 0;
 }
 

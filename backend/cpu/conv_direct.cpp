@@ -120,26 +120,25 @@ void run(const DirectConv& g) {
 
 }  // namespace
 
-bool available() {
+bool conv_direct_available() {
   static const bool cpu_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return cpu_ok && conv_direct_enabled();
+  return cpu_ok && direct_enabled().load();
 }
 
 bool conv2d_direct_supported(const Shape& kernel_shape, const ConvParams& p, const std::string& activation) {
   // Measured against oneDNN (3x3, 16..64 channels): 5-30% faster at stride 1, even at stride 2,
   // and slower from about 128 input channels, where oneDNN's blocked kernels reuse more per load.
-  return available() && kernel_shape.size() == 4 && p.groups == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+  return conv_direct_available() && kernel_shape.size() == 4 && p.groups == 1 && p.stride_h == 1 && p.stride_w == 1 &&
          kernel_shape[2] >= 8 && kernel_shape[2] <= 64 && kernel_shape[3] % 8 == 0 &&
          (activation == "linear" || activation == "relu");
 }
 
 bool conv2d_backward_data_direct_supported(const Shape& kernel_shape, const ConvParams& p) {
-  return available() && kernel_shape.size() == 4 && p.stride_h == 1 && p.stride_w == 1 && p.groups == 1 &&
+  return conv_direct_available() && kernel_shape.size() == 4 && p.stride_h == 1 && p.stride_w == 1 && p.groups == 1 &&
          kernel_shape[2] % 8 == 0;
 }
 
 void set_conv_direct(bool enabled) { direct_enabled().store(enabled); }
-bool conv_direct_enabled() { return direct_enabled().load(); }
 
 void conv2d_direct(const float* x, const Shape& xs, const float* kernel, const Shape& ks, const float* bias, float* y,
                    const Shape& ys, const ConvParams& p, const std::string& activation) {

@@ -26,7 +26,8 @@ bool conv2d_direct_supported(const Shape& kernel_shape, const ConvParams& params
 bool conv2d_backward_data_direct_supported(const Shape& kernel_shape, const ConvParams& params);
 // The switch of every direct convolution kernel (this file's and conv_backward_weights_direct.h's).
 void set_conv_direct(bool enabled);
-bool conv_direct_enabled();
+// True when the CPU has AVX2 and FMA and the switch is on: the condition all direct kernels share.
+bool conv_direct_available();
 
 // y = activation(conv(x, kernel) + bias): x (N, H, W, C), kernel (KH, KW, C, O), bias (O) or
 // null, y (N, OH, OW, O), contiguous float32; y is overwritten. The kernel also computes strided
