@@ -112,9 +112,7 @@ struct RowSource {
       const size_t row_bytes = static_cast<size_t>(row_strides[c]) * dtype_size(tensors[c].dtype());
       const auto* src = static_cast<const char*>(tensors[c].raw_data());
       auto* dst = static_cast<char*>(batch[c].raw_data());
-      for (int64_t r = begin; r < end; ++r)
-        std::memcpy(dst + static_cast<size_t>(r) * row_bytes, src + static_cast<size_t>(idx[static_cast<size_t>(r)]) * row_bytes,
-                    row_bytes);
+      detail::copy_rows(dst + static_cast<size_t>(begin) * row_bytes, src, row_bytes, idx.data() + begin, end - begin);
     }
   }
   Element row(int64_t i) const {

@@ -57,6 +57,10 @@ class BatchCopy {
   std::condition_variable done_cv_;
 };
 
+// Copies rows idx[0..n) of `src` (rows of `row_bytes` bytes) to rows 0..n-1 of `dst`. Any
+// thread; threads may fill disjoint row ranges of one batch at once.
+void copy_rows(char* dst, const char* src, size_t row_bytes, const int64_t* idx, int64_t n);
+
 // The prefetch stage over `input` when input->row_list_source() gathers in parts: no producer
 // thread (picking rows costs microseconds), but up to `capacity` batches picked ahead and copied by
 // an idle-priority thread; the consumer finishes each copy when it takes the batch.

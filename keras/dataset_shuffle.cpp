@@ -24,10 +24,7 @@ class ShuffleBuffer {
   bool empty() const { return items_.empty(); }
   void push(T item) { items_.push_back(std::move(item)); }
   T pop_random() {
-    uint32_t w[4];
-    philox4x32(gen_.seed(), gen_.advance(1), w);
-    const uint64_t r = (static_cast<uint64_t>(w[0]) << 32) | w[1];
-    const size_t pick = static_cast<size_t>(r % items_.size());
+    const size_t pick = static_cast<size_t>(take_draw() % items_.size());
     T out = std::move(items_[pick]);
     if (pick != items_.size() - 1) items_[pick] = std::move(items_.back());
     items_.pop_back();
@@ -35,9 +32,36 @@ class ShuffleBuffer {
   }
 
  private:
+  // A large buffer is read at random (60,000 indices: a cache miss on nearly every pop, ~20 us a
+  // batch of 128), so draws are made kAhead pops early and the slot each will pick is prefetched.
+  // The draws and their order are unchanged. That later pop sees the buffer at its present size
+  // (refilled meanwhile) or kAhead smaller (draining): both candidate slots are prefetched.
+  static constexpr size_t kAhead = 16;
+  uint64_t draw() {
+    uint32_t w[4];
+    philox4x32(gen_.seed(), gen_.advance(1), w);
+    return (static_cast<uint64_t>(w[0]) << 32) | w[1];
+  }
+  uint64_t take_draw() {
+    if (!primed_) {
+      for (uint64_t& d : draws_) d = draw();
+      primed_ = true;
+    }
+    const uint64_t now = draws_[next_];
+    const uint64_t later = draws_[next_] = draw();
+    next_ = (next_ + 1) % kAhead;
+    const size_t n = items_.size();
+    __builtin_prefetch(&items_[later % n]);
+    if (n > kAhead) __builtin_prefetch(&items_[later % (n - kAhead)]);
+    return now;
+  }
+
   size_t capacity_;
   Generator gen_;
   std::vector<T> items_;
+  uint64_t draws_[kAhead] = {};
+  size_t next_ = 0;
+  bool primed_ = false;
 };
 
 class ShuffleIterator : public IteratorImpl {
