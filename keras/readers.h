@@ -36,9 +36,11 @@ struct CsvData {
 };
 
 // Reads a whole CSV file. Fields may be double-quoted ("a, b" with "" for a quote); blank lines
-// are skipped. Throws IOError naming the file and line for a missing file, a row with a missing
-// or extra field (or an empty one), or a value that does not parse as its column's type;
-// ValueError for an unknown label column or bad column_types.
+// are skipped; LF or CRLF line ends and a leading UTF-8 byte-order mark are accepted. Numbers
+// read the same under any C locale ('.' is the decimal point). Throws IOError naming the file and
+// line for a missing file, a row with a missing or extra field (or an empty one), text after a
+// closing quote, or a value that does not parse as its column's type; ValueError for an unknown
+// label column or bad column_types.
 CsvData read_csv(const std::string& path, const CsvOptions& options = {});
 
 // read_csv as a Dataset of (features, label) rows, or (features) without a label column.
@@ -46,9 +48,12 @@ Dataset csv_dataset(const std::string& path, const CsvOptions& options = {});
 
 // ---------------------------------------------------------------- NPY / NPZ
 
-// Reads a .npy file (format 1.0-3.0) of float32, float64, int32, int64 or bool, little- or
-// big-endian, C or Fortran order; the result is C-ordered native. Throws IOError naming the file
-// for a missing file, a bad magic string or header, an unsupported dtype, or truncated data.
+// Reads a .npy file (format 1.0-3.0) of float16/32/64, int8/16/32/64, uint8/16 or bool, little-
+// or big-endian, C or Fortran order; the result is C-ordered native. DType has no 8- or 16-bit
+// types, so int8, int16, uint8 and uint16 load as int32 and float16 as float32, every value exact
+// (mnist.npz's uint8 pixels come back as int32 0..255). Throws IOError naming the file for a
+// missing file, a bad magic string or header, a shape whose size overflows int64, another dtype
+// (uint32/64, complex, strings, records), or truncated data.
 Tensor load_npy(const std::string& path);
 // Writes `t` as a .npy (format 1.0, little-endian, C order). IOError when the file can't be written.
 void save_npy(const std::string& path, const Tensor& t);
@@ -93,7 +98,9 @@ struct ImageDirectory {
 // keras.utils.image_dataset_from_directory: every .png/.jpg/.jpeg/.bmp/.gif under
 // directory/<class>/ (recursively), classes sorted alphabetically. Images are decoded lazily on
 // worker threads; a file that does not decode raises IOError naming it when its batch is built.
-// Throws ValueError for bad options, no images, or validation_split with shuffle but no seed.
+// Throws ValueError for bad options, no images, or validation_split with shuffle but no seed;
+// IOError naming the path for a missing directory or one that can't be listed (permissions,
+// symlink loops).
 ImageDirectory image_dataset_from_directory(const std::string& directory, const ImageDirectoryOptions& options = {});
 
 // Decodes an image file to float32 (height, width, channels) with values 0..255; channels 1, 3

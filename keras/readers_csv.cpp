@@ -1,6 +1,5 @@
 // CSV tables to tensors: one pass over the file, values checked against their column's type.
-#include <cerrno>
-#include <cstdlib>
+#include <charconv>
 #include <fstream>
 
 #include "keras/readers.h"
@@ -20,7 +19,8 @@ std::string line_where(const std::string& path, int64_t line) {
   return "CSV file '" + path + "', line " + std::to_string(line);
 }
 
-// Splits one line; quoted fields keep delimiters and "" stands for a quote.
+// Splits one line; quoted fields keep delimiters and "" stands for a quote. After a closing
+// quote only spaces may come before the delimiter: `"a"b` is more likely a broken quote than data.
 std::vector<std::string> split_fields(const std::string& line, char delim, const std::string& where) {
   std::vector<std::string> out;
   std::string cur;
@@ -36,13 +36,17 @@ std::vector<std::string> split_fields(const std::string& line, char delim, const
       } else {
         cur += c;
       }
-    } else if (c == '"' && trim(cur).empty()) {
-      quoted = was_quoted = true;
-      cur.clear();
     } else if (c == delim) {
       out.push_back(was_quoted ? cur : trim(cur));
       cur.clear();
       was_quoted = false;
+    } else if (was_quoted) {
+      if (c != ' ' && c != '\t')
+        fail<IOError>(where, "a delimiter or the end of the line after the closing quote of field " + std::to_string(out.size() + 1),
+                      std::string("'").append(line, i).append("'"), "Quotes inside a quoted field are written \"\".");
+    } else if (c == '"' && trim(cur).empty()) {
+      quoted = was_quoted = true;
+      cur.clear();
     } else {
       cur += c;
     }
@@ -58,20 +62,26 @@ struct Column {
   std::vector<int64_t> i;
 };
 
+// std::from_chars, unlike strtod/strtoll, ignores LC_NUMERIC: "1.5" reads the same under a locale
+// whose decimal point is a comma. It takes no leading '+', so one is dropped here.
 void parse_value(const std::string& field, Column& col, const std::string& where, const std::string& col_name) {
-  const char* s = field.c_str();
-  char* end = nullptr;
-  errno = 0;
+  const std::string text = trim(field);
+  const char* first = text.data();
+  const char* last = first + text.size();
+  if (first != last && *first == '+' && last - first > 1 && first[1] != '-' && first[1] != '+') ++first;
   if (is_integral(col.type)) {
-    long long v = std::strtoll(s, &end, 10);
-    bool range_ok = errno != ERANGE && (col.type == DType::int64 || (v >= INT32_MIN && v <= INT32_MAX));
-    if (end == s || *end != '\0' || !range_ok)
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(first, last, v);
+    bool range_ok = ec == std::errc() && (col.type == DType::int64 || (v >= INT32_MIN && v <= INT32_MAX));
+    if (end != last || !range_ok)
       fail<IOError>(where, "an " + dtype_name(col.type) + " in column '" + col_name + "'", "'" + field + "'");
     col.i.push_back(v);
   } else {
-    double v = std::strtod(s, &end);
-    if (end == s || *end != '\0')
-      fail<IOError>(where, "a number in column '" + col_name + "'", "'" + field + "'");
+    double v = 0;
+    auto [end, ec] = std::from_chars(first, last, v);
+    if (end != last || ec != std::errc())
+      fail<IOError>(where, "a number in column '" + col_name + "'", "'" + field + "'",
+                    ec == std::errc::result_out_of_range ? "The value is out of the range of float64." : "");
     col.f.push_back(v);
   }
 }
@@ -113,6 +123,10 @@ CsvData read_csv(const std::string& path, const CsvOptions& o) {
   };
   while (std::getline(in, line)) {
     ++line_no;
+    // A UTF-8 byte-order mark (Excel writes one) would otherwise become part of the first name.
+    if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
+    // CRLF files: the '\r' would otherwise stick to a quoted last field.
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (trim(line).empty()) continue;
     const std::string where = line_where(path, line_no);
     auto fields = split_fields(line, o.delimiter, where);

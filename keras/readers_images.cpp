@@ -132,13 +132,53 @@ bool is_image_file(const fs::path& p) {
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp" || ext == ".gif";
 }
 
-// Image files under `dir`, recursively, sorted by path for a stable order.
+// Image files under `dir`, recursively, sorted by path for a stable order. The name is checked
+// first so that only image entries are stat'ed (a broken link named notes.txt is no error).
 std::vector<std::string> list_images(const fs::path& dir, bool follow_links) {
   std::vector<std::string> out;
   auto opts = follow_links ? fs::directory_options::follow_directory_symlink : fs::directory_options::none;
   for (auto it = fs::recursive_directory_iterator(dir, opts); it != fs::recursive_directory_iterator(); ++it)
-    if (it->is_regular_file() && is_image_file(it->path())) out.push_back(it->path().string());
+    if (is_image_file(it->path()) && it->is_regular_file()) out.push_back(it->path().string());
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Listing {
+  std::vector<std::string> class_names;
+  std::vector<std::string> paths;
+  std::vector<int32_t> labels;  // class index of each path; empty without labels
+};
+
+// The class sub-folders (labels "inferred") and the image files. May throw fs::filesystem_error.
+Listing list_directory(const std::string& directory, const ImageDirectoryOptions& o, const std::string& where) {
+  Listing out;
+  if (!fs::is_directory(directory))
+    fail<IOError>(where, "an existing directory", fs::exists(directory) ? "a path that is not a directory" : "a missing path");
+  if (o.labels != "inferred") {
+    out.paths = list_images(directory, o.follow_links);
+    return out;
+  }
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator(directory))
+    if (e.is_directory()) found.push_back(e.path().filename().string());
+  std::sort(found.begin(), found.end());
+  if (!o.class_names.empty()) {
+    std::vector<std::string> sorted_given = o.class_names;
+    std::sort(sorted_given.begin(), sorted_given.end());
+    if (sorted_given != found) {
+      std::string f;
+      for (const auto& s : found) f += (f.empty() ? "" : ", ") + s;
+      fail<ValueError>(where, "class_names naming exactly the sub-folders (" + f + ")",
+                       std::to_string(o.class_names.size()) + " other names");
+    }
+    found = o.class_names;
+  }
+  out.class_names = found;
+  for (size_t k = 0; k < found.size(); ++k)
+    for (auto& p : list_images(fs::path(directory) / found[k], o.follow_links)) {
+      out.paths.push_back(std::move(p));
+      out.labels.push_back(static_cast<int32_t>(k));
+    }
   return out;
 }
 
@@ -146,7 +186,6 @@ std::vector<std::string> list_images(const fs::path& dir, bool follow_links) {
 
 ImageDirectory image_dataset_from_directory(const std::string& directory, const ImageDirectoryOptions& o) {
   const std::string where = "image_dataset_from_directory('" + directory + "')";
-  if (!fs::is_directory(directory)) fail<IOError>(where, "an existing directory", "a missing path");
   if (o.labels != "inferred" && o.labels != "none")
     fail<ValueError>(where, "labels 'inferred' or 'none'", "'" + o.labels + "'");
   if (o.label_mode != "int" && o.label_mode != "categorical" && o.label_mode != "binary" && !o.label_mode.empty())
@@ -168,37 +207,20 @@ ImageDirectory image_dataset_from_directory(const std::string& directory, const 
     fail<ValueError>(where, "a seed with validation_split and shuffle", "none",
                      "Both subsets must come from the same shuffle: pass the same .seed to both calls.");
 
-  std::vector<std::string> class_names;
-  std::vector<std::string> paths;
-  std::vector<int32_t> labels;
   const bool labelled = o.labels == "inferred";
-  if (labelled) {
-    std::vector<std::string> found;
-    for (const auto& e : fs::directory_iterator(directory))
-      if (e.is_directory()) found.push_back(e.path().filename().string());
-    std::sort(found.begin(), found.end());
-    if (!o.class_names.empty()) {
-      std::vector<std::string> given = o.class_names, sorted_given = o.class_names;
-      std::sort(sorted_given.begin(), sorted_given.end());
-      if (sorted_given != found) {
-        std::string f;
-        for (const auto& s : found) f += (f.empty() ? "" : ", ") + s;
-        fail<ValueError>(where, "class_names naming exactly the sub-folders (" + f + ")",
-                         std::to_string(given.size()) + " other names");
-      }
-      found = given;
-    }
-    class_names = found;
-    for (size_t k = 0; k < found.size(); ++k)
-      for (auto& p : list_images(fs::path(directory) / found[k], o.follow_links)) {
-        paths.push_back(std::move(p));
-        labels.push_back(static_cast<int32_t>(k));
-      }
-    if (o.label_mode == "binary" && found.size() != 2)
-      fail<ValueError>(where, "exactly 2 classes for label_mode 'binary'", std::to_string(found.size()) + " classes");
-  } else {
-    paths = list_images(directory, o.follow_links);
+  Listing listing;
+  try {
+    listing = list_directory(directory, o, where);
+  } catch (const fs::filesystem_error& e) {  // unreadable folder, symlink loop, ...
+    fail<IOError>(where, "a directory tree that can be listed",
+                  "'" + e.path1().string() + "' (" + e.code().message() + ")",
+                  "Check the permissions and links under the directory.");
   }
+  std::vector<std::string> class_names = std::move(listing.class_names);
+  std::vector<std::string> paths = std::move(listing.paths);
+  std::vector<int32_t> labels = std::move(listing.labels);
+  if (labelled && o.label_mode == "binary" && class_names.size() != 2)
+    fail<ValueError>(where, "exactly 2 classes for label_mode 'binary'", std::to_string(class_names.size()) + " classes");
   if (paths.empty())
     fail<ValueError>(where, "image files (.png, .jpg, .jpeg, .bmp, .gif)" + std::string(labelled ? " in class sub-folders" : ""),
                      "none");

@@ -1,9 +1,14 @@
 // NumPy .npy and .npz files (numpy/lib/format.py: magic, version, a Python-literal header dict,
 // raw data; .npz is a zip of .npy entries).
 #include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <optional>
 
 #include "keras/data_zip.h"
 #include "keras/file_util.h"
@@ -60,10 +65,73 @@ Shape parse_shape(const std::string& text, const std::string& where) {
     size_t e = p;
     while (e < inner.size() && inner[e] >= '0' && inner[e] <= '9') ++e;
     if (e == p) fail<IOError>(where, "non-negative integer extents in 'shape'", "'" + text + "'");
-    shape.push_back(std::stoll(inner.substr(p, e - p)));
+    int64_t extent = 0;
+    if (std::from_chars(inner.data() + p, inner.data() + e, extent).ec != std::errc())
+      fail<IOError>(where, "extents in 'shape' that fit in int64", "'" + text + "'", "The header is corrupt.");
+    shape.push_back(extent);
     p = e;
   }
   return shape;
+}
+
+// Bytes of data for `shape`, or an IOError when they overflow int64. Zero extents are counted as
+// one so that a shape like (0, 2**62, 2**62) is refused too: its strides would overflow.
+size_t data_bytes(const Shape& shape, size_t item, const std::string& where) {
+  int64_t n = static_cast<int64_t>(item);
+  bool empty = false;
+  for (int64_t d : shape) {
+    empty = empty || d == 0;
+    if (__builtin_mul_overflow(n, std::max<int64_t>(d, 1), &n))
+      fail<IOError>(where, "a shape whose size in bytes fits in int64", shape_str(shape), "The header is corrupt.");
+  }
+  return empty ? 0 : static_cast<size_t>(n);
+}
+
+// A numpy dtype as stored and the DType that holds it. The framework has no 8- or 16-bit types,
+// so those widen (value for value) to int32 or float32.
+struct Stored {
+  DType dtype;
+  size_t size;       // bytes per stored element
+  char kind;         // numpy's kind letter: 'f', 'i', 'u' or 'b'
+  const char* name;  // numpy's name, for errors
+};
+
+std::optional<Stored> stored_type(const std::string& kind) {
+  static const std::map<std::string, Stored> kTypes = {
+      {"f2", {DType::float32, 2, 'f', "float16"}}, {"f4", {DType::float32, 4, 'f', "float32"}},
+      {"f8", {DType::float64, 8, 'f', "float64"}}, {"i1", {DType::int32, 1, 'i', "int8"}},
+      {"i2", {DType::int32, 2, 'i', "int16"}},     {"i4", {DType::int32, 4, 'i', "int32"}},
+      {"i8", {DType::int64, 8, 'i', "int64"}},     {"u1", {DType::int32, 1, 'u', "uint8"}},
+      {"u2", {DType::int32, 2, 'u', "uint16"}},    {"b1", {DType::boolean, 1, 'b', "bool"}}};
+  auto it = kTypes.find(kind);
+  if (it == kTypes.end()) return std::nullopt;
+  return it->second;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
+  if (exp == 0) {  // zero or subnormal: man * 2^-24
+    const float v = std::ldexp(static_cast<float>(man), -24);
+    return sign ? -v : v;
+  }
+  if (exp == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (man << 13));  // inf, NaN
+  return std::bit_cast<float>(sign | ((exp + 127 - 15) << 23) | (man << 13));
+}
+
+// Reads `n` elements of 1 or 2 bytes each into the wider type of `st`.
+void widen(const unsigned char* src, size_t n, const Stored& st, bool big_endian, void* dst) {
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char* p = src + i * st.size;
+    uint16_t bits = p[0];
+    if (st.size == 2) bits = big_endian ? static_cast<uint16_t>(p[0] << 8 | p[1]) : static_cast<uint16_t>(p[1] << 8 | p[0]);
+    if (st.kind == 'f')
+      static_cast<float*>(dst)[i] = half_to_float(bits);
+    else if (st.kind == 'u')
+      static_cast<int32_t*>(dst)[i] = bits;
+    else
+      static_cast<int32_t*>(dst)[i] = st.size == 1 ? static_cast<int8_t>(bits) : static_cast<int16_t>(bits);
+  }
 }
 
 std::string descr_of(DType t) {
@@ -103,16 +171,11 @@ Tensor parse_npy(const std::string& bytes, const std::string& where) {
   if (descr_q.size() < 4) fail<IOError>(where, "a 'descr' entry in the header", "'" + header + "'");
   const std::string descr = descr_q.substr(1, descr_q.size() - 2);
   const char order = descr[0];
-  const std::string kind = descr.substr(1);
-  DType dtype;
-  if (kind == "f4") dtype = DType::float32;
-  else if (kind == "f8") dtype = DType::float64;
-  else if (kind == "i4") dtype = DType::int32;
-  else if (kind == "i8") dtype = DType::int64;
-  else if (kind == "b1") dtype = DType::boolean;
-  else
-    fail<IOError>(where, "dtype float32 (<f4), float64 (<f8), int32 (<i4), int64 (<i8) or bool (|b1)", "'" + descr + "'",
-                  "Convert the array with numpy's astype before saving.");
+  const std::optional<Stored> st = stored_type(descr.substr(1));
+  if (!st)
+    fail<IOError>(where, "dtype float16/32/64 (<f2, <f4, <f8), int8/16/32/64 (|i1, <i2, <i4, <i8), uint8/16 (|u1, <u2) or bool (|b1)",
+                  "'" + descr + "'", "Convert the array with numpy's astype before saving.");
+  const DType dtype = st->dtype;
   if (order != '<' && order != '>' && order != '|' && order != '=')
     fail<IOError>(where, "a byte-order mark <, >, | or = in 'descr'", "'" + descr + "'");
   const std::string fortran = dict_value(header, "fortran_order");
@@ -120,19 +183,23 @@ Tensor parse_npy(const std::string& bytes, const std::string& where) {
     fail<IOError>(where, "'fortran_order' True or False in the header", fortran.empty() ? "none" : fortran);
   Shape shape = parse_shape(dict_value(header, "shape"), where);
 
-  const size_t item = dtype_size(dtype);
-  const size_t want = static_cast<size_t>(shape_numel(shape)) * item;
+  const size_t want = data_bytes(shape, st->size, where);
   const size_t have = bytes.size() - header_at - header_len;
   if (have != want)
-    fail<IOError>(where, std::to_string(want) + " bytes of " + dtype_name(dtype) + " data for shape " + shape_str(shape),
+    fail<IOError>(where, std::to_string(want) + " bytes of " + std::string(st->name) + " data for shape " + shape_str(shape),
                   std::to_string(have) + " bytes", have < want ? "The file is truncated." : "The file has trailing data.");
   Shape stored = shape;
   if (fortran == "True") std::reverse(stored.begin(), stored.end());
   Tensor t = Tensor::empty(stored, dtype, Device::cpu());
-  if (want) std::memcpy(t.raw_data(), bytes.data() + header_at + header_len, want);
-  if (order == '>' && item > 1) {
-    auto* p = static_cast<unsigned char*>(t.raw_data());
-    for (size_t i = 0; i < want; i += item) std::reverse(p + i, p + i + item);
+  const auto* src = reinterpret_cast<const unsigned char*>(bytes.data() + header_at + header_len);
+  if (st->size != dtype_size(dtype)) {
+    widen(src, want / st->size, *st, order == '>', t.raw_data());
+  } else {
+    if (want) std::memcpy(t.raw_data(), src, want);
+    if (order == '>' && st->size > 1) {
+      auto* p = static_cast<unsigned char*>(t.raw_data());
+      for (size_t i = 0; i < want; i += st->size) std::reverse(p + i, p + i + st->size);
+    }
   }
   if (fortran == "True" && shape.size() > 1) t = t.permuted().contiguous();
   return t;

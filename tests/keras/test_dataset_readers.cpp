@@ -5,11 +5,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <clocale>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 #include <array>
+#include <optional>
 #include <set>
 
 #include "keras/data_zip.h"
@@ -96,6 +100,40 @@ std::string raw(const std::vector<T>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
+// Every pair of bytes swapped: little-endian 2-byte elements to big-endian.
+std::string swap_pairs(std::string s) {
+  for (size_t i = 0; i + 1 < s.size(); i += 2) std::swap(s[i], s[i + 1]);
+  return s;
+}
+
+// LC_NUMERIC set to a locale whose decimal point is ',' while in scope (strtod would then stop at
+// '.'). Minimal containers install no such locale, so one is built with localedef into `dir`,
+// which glibc finds through LOCPATH; `active` is false when neither works.
+class CommaDecimalLocale {
+ public:
+  explicit CommaDecimalLocale(const fs::path& dir) : old_(std::setlocale(LC_NUMERIC, nullptr)) {
+    for (const char* name : {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8"})
+      if ((active = std::setlocale(LC_NUMERIC, name) != nullptr)) return;
+    const std::string cmd = "localedef -i de_DE -f UTF-8 '" + (dir / "de_DE.UTF-8").string() + "' >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) == -1 || !fs::is_directory(dir / "de_DE.UTF-8")) return;
+    if (const char* p = std::getenv("LOCPATH")) old_locpath_ = p;
+    ::setenv("LOCPATH", dir.c_str(), 1);
+    set_locpath_ = true;
+    active = std::setlocale(LC_NUMERIC, "de_DE.UTF-8") != nullptr;
+  }
+  ~CommaDecimalLocale() {
+    std::setlocale(LC_NUMERIC, old_.c_str());
+    if (set_locpath_ && old_locpath_) ::setenv("LOCPATH", old_locpath_->c_str(), 1);
+    else if (set_locpath_) ::unsetenv("LOCPATH");
+  }
+  bool active = false;
+
+ private:
+  std::string old_;
+  std::optional<std::string> old_locpath_;
+  bool set_locpath_ = false;
+};
+
 int thread_count() {
   int n = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/task")) ++n;
@@ -152,6 +190,55 @@ TEST_F(Readers, CsvMalformedRowsNameFileAndLine) {
   EXPECT_THROW(csv_dataset(missing), IOError);
 }
 
+TEST_F(Readers, CsvCrlfLineEndsAndTextAfterQuote) {
+  auto path = file("crlf.csv", "a,\"label\"\r\n1.5,\"4\"\r\n\r\n2,5\r\n");
+  CsvData d = read_csv(path, {.label_name = "label"});
+  EXPECT_EQ(d.feature_names, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(d.features.to_vector<float>(), (std::vector<float>{1.5f, 2}));
+  EXPECT_EQ(d.labels.to_vector<float>(), (std::vector<float>{4, 5}));
+  auto spaced = file("spaced.csv", "a,b\n\"1\" \t,2\n");  // blanks after a closing quote are fine
+  EXPECT_EQ(read_csv(spaced).features.to_vector<float>(), (std::vector<float>{1, 2}));
+  auto after = file("after.csv", "a,b\n3,4\n\"1\"x,2\n");
+  expect_error<IOError>([&] { read_csv(after); }, {after, "line 3", "closing quote of field 1", "got 'x,2'"});
+  auto last = file("last.csv", "a,b\r\n3,\"4\" 5\r\n");
+  expect_error<IOError>([&] { read_csv(last); }, {last, "line 2", "closing quote of field 2", "got '5'"});
+}
+
+TEST_F(Readers, CsvUtf8ByteOrderMarkSkipped) {
+  auto path = file("bom.csv", "\xEF\xBB\xBF" "y,x\n1,2\n");
+  CsvData d = read_csv(path, {.label_name = "y"});
+  EXPECT_EQ(d.label_name, "y");
+  EXPECT_EQ(d.feature_names, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(d.labels.to_vector<float>(), (std::vector<float>{1}));
+  auto quoted = file("bomq.csv", "\xEF\xBB\xBF" "\"y\",x\n1,2\n");
+  EXPECT_EQ(read_csv(quoted, {.label_name = "y"}).label_name, "y");
+  auto bare = file("bom_bare.csv", "\xEF\xBB\xBF" "3,4\n");
+  EXPECT_EQ(read_csv(bare, {.header = false}).features.to_vector<float>(), (std::vector<float>{3, 4}));
+}
+
+TEST_F(Readers, CsvNumbersIgnoreTheCLocale) {
+  // What strtod/strtoll accepted and refused stays so: a leading '+', range checks, the messages.
+  auto signs = file("signs.csv", "a,b\n+3,+1.5e1\n-2147483648, \"-0.25\"\n");
+  CsvData s = read_csv(signs, {.column_types = {DType::int32, DType::float64}});
+  EXPECT_EQ(s.features.to_vector<double>(), (std::vector<double>{3, 15, -2147483648.0, -0.25}));
+  auto big = file("big.csv", "a\n2147483648\n");
+  expect_error<IOError>([&] { read_csv(big, {.column_types = {DType::int32}}); }, {big, "line 2", "an int32 in column 'a'", "'2147483648'"});
+  auto huge = file("huge.csv", "a\n99999999999999999999\n");
+  expect_error<IOError>([&] { read_csv(huge, {.column_types = {DType::int64}}); }, {huge, "an int64 in column 'a'"});
+  for (const char* bad : {"+-1", "+", "1.5x", "--2"}) {
+    auto p = file("bad.csv", std::string("a\n") + bad + "\n");
+    expect_error<IOError>([&] { read_csv(p); }, {p, "line 2", "a number in column 'a'", std::string("'") + bad + "'"});
+  }
+
+  CommaDecimalLocale comma(dir);
+  if (!comma.active) GTEST_SKIP() << "no locale with a decimal comma could be set";
+  ASSERT_STREQ(std::localeconv()->decimal_point, ",");
+  auto path = file("num.csv", "a,b\n1.5,-2.25e1\n");
+  EXPECT_EQ(read_csv(path).features.to_vector<float>(), (std::vector<float>{1.5f, -22.5f}));
+  auto comma_num = file("cnum.csv", "a\n\"1,5\"\n");
+  expect_error<IOError>([&] { read_csv(comma_num); }, {comma_num, "line 2", "a number in column 'a'", "'1,5'"});
+}
+
 // ---------------------------------------------------------------- NPY / NPZ
 
 TEST_F(Readers, NpyRoundTripEveryDtype) {
@@ -187,10 +274,78 @@ TEST_F(Readers, MalformedNpyNamesFileAndProblem) {
   expect_error<IOError>([&] { load_npy(head); }, {head, "header", "truncated"});
   auto magic = file("magic.npy", "PK\x03\x04 not an npy file at all");
   expect_error<IOError>([&] { load_npy(magic); }, {magic, "magic"});
-  auto u8 = file("u8.npy", npy_bytes("|u1", "(2,)", "ab"));
-  expect_error<IOError>([&] { load_npy(u8); }, {u8, "'|u1'"});
+  auto u8 = file("u8.npy", npy_bytes("<u8", "(2,)", std::string(16, '\0')));
+  expect_error<IOError>([&] { load_npy(u8); }, {u8, "'<u8'", "astype"});
+  auto c8 = file("c8.npy", npy_bytes("<c8", "(1,)", std::string(8, '\0')));
+  expect_error<IOError>([&] { load_npy(c8); }, {c8, "'<c8'"});
   auto shape = file("shape.npy", npy_bytes("<f4", "(a, 2)", ""));
   expect_error<IOError>([&] { load_npy(shape); }, {shape, "shape"});
+}
+
+TEST_F(Readers, NpyShapeOverflowIsIOError) {
+  auto big = file("big.npy", npy_bytes("<f4", "(99999999999999999999,)", ""));
+  expect_error<IOError>([&] { load_npy(big); }, {big, "extents in 'shape' that fit in int64", "99999999999999999999"});
+  // 2**62 * 4 elements of 4 bytes: the product wraps to 0, which matched the empty data.
+  auto wrap = file("wrap.npy", npy_bytes("<f4", "(4611686018427387904, 4)", ""));
+  expect_error<IOError>([&] { load_npy(wrap); }, {wrap, "size in bytes fits in int64", "(4611686018427387904, 4)"});
+  auto zero = file("zero.npy", npy_bytes("<f4", "(0, 4611686018427387904, 4)", ""));
+  expect_error<IOError>([&] { load_npy(zero); }, {zero, "size in bytes fits in int64"});
+  EXPECT_EQ(load_npy(file("empty.npy", npy_bytes("<f4", "(0, 3)", ""))).shape(), (Shape{0, 3}));
+  auto npz = (dir / "big.npz").string();
+  zip::write_archive(npz, {{"h.npy", npy_bytes("<f8", "(3037000500, 3037000500)", "")}}, false);
+  expect_error<IOError>([&] { load_npz(npz); }, {npz, "entry 'h.npy'", "size in bytes fits in int64"});
+  zip::write_archive(npz, {{"s.npy", npy_bytes("<f8", "(18446744073709551616,)", "")}}, true);
+  expect_error<IOError>([&] { load_npz(npz); }, {npz, "entry 's.npy'", "fit in int64"});
+}
+
+TEST_F(Readers, NpyNarrowDtypesWidenToInt32AndFloat32) {
+  // Little-endian bytes written out by hand, the extremes of each type included.
+  struct Case {
+    std::string descr, bytes;
+    std::vector<double> want;
+  };
+  const double inf = INFINITY;
+  const std::vector<Case> cases = {
+      {"|u1", std::string("\x00\x01\x7f\x80\xff", 5), {0, 1, 127, 128, 255}},
+      {"|i1", std::string("\x80\xff\x00\x01\x7f", 5), {-128, -1, 0, 1, 127}},
+      {"<i2", std::string("\x00\x80\xff\xff\x00\x00\x01\x00\xff\x7f", 10), {-32768, -1, 0, 1, 32767}},
+      {"<u2", std::string("\x00\x00\x01\x00\x00\x01\x00\x80\xff\xff", 10), {0, 1, 256, 32768, 65535}},
+      // 1, -2.5, the largest finite (65504), the smallest subnormal (2^-24) and normal (2^-14),
+      // -65504, 1/3 rounded, +inf, -inf.
+      {"<f2", std::string("\x00\x3c\x00\xc1\xff\x7b\x01\x00\x00\x04\xff\xfb\x55\x35\x00\x7c\x00\xfc", 18),
+       {1, -2.5, 65504, std::ldexp(1.0, -24), std::ldexp(1.0, -14), -65504, 0.333251953125, inf, -inf}},
+  };
+  for (const Case& c : cases) {
+    const bool wide = c.descr[2] == '2';
+    for (bool big : {false, true}) {
+      if (big && !wide) continue;  // one byte: no byte order
+      const std::string descr = big ? ">" + c.descr.substr(1) : c.descr;
+      SCOPED_TRACE(descr);
+      const std::string shape = "(" + std::to_string(c.want.size()) + ",)";
+      Tensor t = load_npy(file("n.npy", npy_bytes(descr, shape, big ? swap_pairs(c.bytes) : c.bytes)));
+      EXPECT_EQ(t.dtype(), c.descr[1] == 'f' ? DType::float32 : DType::int32);
+      ASSERT_EQ(t.numel(), static_cast<int64_t>(c.want.size()));
+      for (int64_t k = 0; k < t.numel(); ++k) EXPECT_EQ(element_as_double(t, k), c.want[static_cast<size_t>(k)]) << k;
+    }
+  }
+  // float16 zero keeps its sign; NaN stays NaN.
+  Tensor z = load_npy(file("z.npy", npy_bytes(">f2", "(3,)", std::string("\x00\x00\x80\x00\x7e\x00", 6))));
+  EXPECT_FALSE(std::signbit(z.to_vector<float>()[0]));
+  EXPECT_TRUE(std::signbit(z.to_vector<float>()[1]));
+  EXPECT_TRUE(std::isnan(z.to_vector<float>()[2]));
+  // Fortran order after widening: column-major [[0, 1], [2, 3]].
+  Tensor f = load_npy(file("f.npy", npy_bytes("|u1", "(2, 2)", std::string("\x00\x02\x01\x03", 4), true)));
+  EXPECT_EQ(f.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3}));
+  // mnist.npz stores its images and labels as uint8.
+  auto mnist = (dir / "mnist.npz").string();
+  zip::write_archive(mnist, {{"x_train.npy", npy_bytes("|u1", "(1, 2, 2)", std::string("\x00\x40\x80\xff", 4))},
+                             {"y_train.npy", npy_bytes("|u1", "(1,)", std::string("\x07", 1))}}, true);
+  auto arrays = load_npz(mnist);
+  EXPECT_EQ(arrays.at("x_train").shape(), (Shape{1, 2, 2}));
+  EXPECT_EQ(arrays.at("x_train").to_vector<int32_t>(), (std::vector<int32_t>{0, 64, 128, 255}));
+  EXPECT_EQ(arrays.at("y_train").to_vector<int32_t>(), (std::vector<int32_t>{7}));
+  auto trunc = file("trunc2.npy", npy_bytes("<u2", "(3,)", std::string(5, '\0')));
+  expect_error<IOError>([&] { load_npy(trunc); }, {trunc, "6 bytes of uint16 data", "got 5 bytes"});
 }
 
 TEST_F(Readers, NpzStoredAndCompressedRoundTrip) {
@@ -318,6 +473,36 @@ TEST_F(Readers, ImageDirectoryShuffleAndValidationSplit) {
   EXPECT_THROW(image_dataset_from_directory((dir / "a" / "0.png").string()), IOError);
   fs::create_directories(dir / "empty");
   EXPECT_THROW(image_dataset_from_directory((dir / "empty").string()), ValueError);
+}
+
+TEST_F(Readers, ImageDirectoryListingErrorsAreIOError) {
+  // A symlink to itself fails to stat (ELOOP) even for root, whom permissions do not stop.
+  fs::create_symlink("loop", dir / "loop");
+  const std::string loop = (dir / "loop").string();
+  expect_error<IOError>([&] { image_dataset_from_directory(loop); }, {loop, "listed"});
+
+  write_png(dir / "classes" / "cat" / "ok.png", 2, 2, {1, 2, 3});
+  fs::create_symlink("dog", dir / "classes" / "dog");  // a class folder that can't be stat'ed
+  const std::string dog = (dir / "classes" / "dog").string();
+  expect_error<IOError>([&] { image_dataset_from_directory((dir / "classes").string()); }, {dog, "listed"});
+
+  write_png(dir / "files" / "cat" / "ok.png", 2, 2, {1, 2, 3});
+  fs::create_symlink("bad.png", dir / "files" / "cat" / "bad.png");  // an image that can't be stat'ed
+  const std::string bad = (dir / "files" / "cat" / "bad.png").string();
+  expect_error<IOError>([&] { image_dataset_from_directory((dir / "files").string()); }, {bad, "listed"});
+  expect_error<IOError>([&] { image_dataset_from_directory((dir / "files").string(), {.labels = "none"}); }, {bad});
+  fs::create_symlink("notes.txt", dir / "files" / "cat" / "notes.txt");  // not an image: ignored
+  fs::remove(dir / "files" / "cat" / "bad.png");
+  EXPECT_EQ(image_dataset_from_directory((dir / "files").string()).file_paths.size(), 1u);
+
+  if (::geteuid() != 0) {  // root reads folders without read permission
+    write_png(dir / "perm" / "cat" / "ok.png", 2, 2, {1, 2, 3});
+    write_png(dir / "perm" / "dog" / "ok.png", 2, 2, {1, 2, 3});
+    fs::permissions(dir / "perm" / "dog", fs::perms::none);
+    const std::string locked = (dir / "perm" / "dog").string();
+    expect_error<IOError>([&] { image_dataset_from_directory((dir / "perm").string()); }, {locked, "listed"});
+    fs::permissions(dir / "perm" / "dog", fs::perms::owner_all);  // so that TearDown can remove it
+  }
 }
 
 TEST_F(Readers, JpegDecodes) {
