@@ -75,13 +75,16 @@ struct FitOptions {
   int verbose = 1;  // 0 silent, 1 progress bar, 2 one line per epoch
   std::vector<CallbackPtr> callbacks;
   double validation_split = 0.0;  // last fraction of x/y, taken before shuffling
+  // Validation set (either kind, with tensor or Dataset training data; both: ValueError). It
+  // replaces validation_split, as Keras's validation_data does.
   std::optional<ValidationData> validation_data;
   bool shuffle = true;
   int initial_epoch = 0;
   Tensor sample_weight;                       // (samples,): weights each sample's loss
   std::map<int64_t, double> class_weight;     // class index -> weight (not with sample_weight)
-  // Dataset input: batches per epoch (-1: one full pass) and validation batches.
+  // Dataset input: batches per epoch (-1: one full pass).
   int64_t steps_per_epoch = -1;
+  // Validation batches, one full pass per epoch (an infinite Dataset is a ValueError).
   std::optional<data::Dataset> validation_dataset;
 };
 

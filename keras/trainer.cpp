@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <set>
 
@@ -70,6 +71,27 @@ Tensor apply_class_weight(const Model& m, const TensorList& y, const Tensor& sam
     w[i] = it == class_weight.end() ? 1.0f : static_cast<float>(it->second);
   }
   return Tensor::from_vector(w);
+}
+
+// Which of two validation sets should win is a guess, so fit takes one or neither.
+void check_one_validation_set(const Model& m, const FitOptions& o) {
+  if (o.validation_data && o.validation_dataset)
+    fail<ValueError>(model_where(m) + " fit", "validation_data or validation_dataset", "both",
+                     "Pass one validation set.");
+}
+
+// The batches fit validates on: `tensors` (validation_data or the split) or validation_dataset;
+// null for none. Either kind serves either kind of training data.
+std::unique_ptr<BatchSource> validation_batches(const Model& m, const std::optional<ValidationData>& tensors,
+                                                const FitOptions& o) {
+  if (tensors) {
+    check_batch_size(m, "fit", o.batch_size);
+    check_data(m, "fit (validation data)", tensors->x, tensors->y, tensors->sample_weight);
+    return std::make_unique<TensorBatches>(tensors->x, tensors->y, tensors->sample_weight, o.batch_size, false, 0);
+  }
+  if (o.validation_dataset)
+    return std::make_unique<DatasetBatches>(*o.validation_dataset, -1, model_where(m) + " fit (validation)");
+  return nullptr;
 }
 }  // namespace
 
@@ -236,6 +258,7 @@ History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOp
   const std::string where = model_where(*this) + " fit";
   if (!compiled()) fail<StateError>(where, "a compiled model", "an uncompiled one", "Call compile() before fit().");
   check_batch_size(*this, "fit", o.batch_size);
+  check_one_validation_set(*this, o);
   int64_t n = check_data(*this, "fit", x_all, y_all, o.sample_weight);
   if (o.validation_split < 0 || o.validation_split >= 1)
     fail<ValueError>(where, "validation_split in [0, 1)", std::to_string(o.validation_split));
@@ -245,7 +268,7 @@ History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOp
   TensorList x = x_all, y = y_all;
   Tensor sw = sw_all;
   std::optional<ValidationData> val = o.validation_data;
-  if (o.validation_split > 0 && !val) {
+  if (o.validation_split > 0 && !val && !o.validation_dataset) {
     int64_t n_val = static_cast<int64_t>(static_cast<double>(n) * o.validation_split);
     if (n_val < 1 || n_val >= n)
       fail<ValueError>(where, "a validation_split leaving samples on both sides",
@@ -255,14 +278,10 @@ History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOp
     sw = optional_rows(sw_all, 0, n - n_val);
     val = ValidationData(rows(x_all, n - n_val, n), rows(y_all, n - n_val, n), optional_rows(sw_all, n - n_val, n));
   }
-  std::optional<TensorBatches> val_batches;
-  if (val) {
-    check_data(*this, "fit (validation data)", val->x, val->y, val->sample_weight);
-    val_batches.emplace(val->x, val->y, val->sample_weight, o.batch_size, false, 0);
-  }
+  auto validation = validation_batches(*this, val, o);
   // One shuffle seed per fit, drawn from the global generator: set_random_seed reproduces it.
   TensorBatches train(x, y, sw, o.batch_size, o.shuffle, global_generator().next_seed());
-  return fit_loop(train, val_batches ? &*val_batches : nullptr, o);
+  return fit_loop(train, validation.get(), o);
 }
 
 History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
@@ -274,11 +293,11 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
   if (o.sample_weight.defined() || !o.class_weight.empty())
     fail<ValueError>(where, "sample weights inside the Dataset's elements", "sample_weight/class_weight options",
                      "Yield (x, y, sample_weight) elements.");
+  check_one_validation_set(*this, o);
   // The iterators own the pipeline threads: locals here, so they are joined on return or throw.
   DatasetBatches train(dataset, o.steps_per_epoch, where);
-  std::optional<DatasetBatches> val;
-  if (o.validation_dataset) val.emplace(*o.validation_dataset, -1, where + " (validation)");
-  return fit_loop(train, val ? &*val : nullptr, o);
+  auto validation = validation_batches(*this, o.validation_data, o);
+  return fit_loop(train, validation.get(), o);
 }
 
 History Model::fit_loop(BatchSource& train, BatchSource* validation, const FitOptions& o) {

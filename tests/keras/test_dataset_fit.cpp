@@ -1,8 +1,10 @@
 // fit / evaluate / predict fed by a data::Dataset pipeline; no thread outlives the call.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <stdexcept>
 #include <thread>
 
 #include "support/threads.h"
@@ -31,6 +33,27 @@ std::shared_ptr<Sequential> model() {
               .metrics = {"accuracy"}});
   return m;
 }
+
+Element identity(const Element& e) { return e; }
+
+// Steps of each epoch, from on_train_batch_end; throws CallbackFailure after `throw_after` steps.
+struct CallbackFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+class StepCounter : public Callback {
+ public:
+  explicit StepCounter(int throw_after = -1) : throw_after_(throw_after) {}
+  std::vector<int> steps;
+  void on_epoch_begin(int, const Logs&) override { steps.push_back(0); }
+  void on_train_batch_end(int, const Logs&) override {
+    ++steps.back();
+    if (++total_ == throw_after_) throw CallbackFailure("callback failed at step " + std::to_string(total_));
+  }
+
+ private:
+  int throw_after_;
+  int total_ = 0;
+};
 }  // namespace
 
 TEST(DatasetFit, TrainsEvaluatesPredictsAndJoinsThreads) {
@@ -79,4 +102,111 @@ TEST(DatasetFit, ValidationSplitIsRejectedWithAHint) {
   auto m = model();
   EXPECT_THROW(m->fit(Dataset::from_tensor_slices({x, y}).batch(8), {.verbose = 0, .validation_split = 0.2}),
                ValueError);
+}
+
+
+TEST(DatasetFit, StepsPerEpochOverAnInfiniteDatasetAndThreadsJoined) {
+  auto [x, y] = toy(64);
+  auto m = model();
+  m->evaluate(x, y, {.verbose = 0});  // starts the OpenMP pool, which lives on by design
+  const int baseline = thread_count();
+  // 4 batches a pass; 5 steps an epoch cross a pass boundary of the repeat.
+  auto ds = Dataset::from_tensor_slices({x, y}).map(identity, 2).batch(16).prefetch(2).repeat();
+  auto counter = std::make_shared<StepCounter>();
+  History h = m->fit(ds, {.epochs = 2, .verbose = 0, .callbacks = {counter}, .steps_per_epoch = 5});
+  EXPECT_EQ(counter->steps, (std::vector<int>{5, 5}));
+  EXPECT_EQ(h["loss"].size(), 2u);
+  EXPECT_TRUE(back_to(baseline)) << thread_count() << " threads, " << baseline << " before";
+}
+
+TEST(DatasetFit, CallbackErrorMidEpochReachesTheCallerAndThreadsEnd) {
+  auto [x, y] = toy(128);
+  auto m = model();
+  m->evaluate(x, y, {.verbose = 0});
+  const int baseline = thread_count();
+  // The error comes while map workers and the prefetch thread are busy running ahead.
+  auto ds = Dataset::from_tensor_slices({x, y}).map(identity, 4).batch(8).prefetch(4);
+  auto counter = std::make_shared<StepCounter>(/*throw_after=*/3);
+  try {
+    m->fit(ds, {.epochs = 2, .verbose = 0, .callbacks = {counter}});
+    FAIL() << "no CallbackFailure";
+  } catch (const CallbackFailure& err) {
+    EXPECT_STREQ(err.what(), "callback failed at step 3");
+  }
+  EXPECT_EQ(counter->steps, (std::vector<int>{3}));
+  EXPECT_TRUE(back_to(baseline)) << thread_count() << " threads, " << baseline << " before";
+}
+
+TEST(DatasetFit, LossErrorInALaterBatchReachesTheCallerAndThreadsEnd) {
+  auto [x, y] = toy(128);
+  auto m = model();
+  m->evaluate(x, y, {.verbose = 0});
+  const int baseline = thread_count();
+  // Batch 3 (0-based) carries 5 labels for 8 samples; the loss rejects it with a ShapeError.
+  auto batches = std::make_shared<std::atomic<int>>(0);
+  auto ds = Dataset::from_tensor_slices({x, y})
+                .map(identity, 4)
+                .batch(8)
+                .map([batches](const Element& e) {
+                  if ((*batches)++ != 3) return e;
+                  return Element{e[0], Tensor::from_vector<int64_t>({0, 1, 0, 1, 0})};
+                })
+                .prefetch(2);
+  auto counter = std::make_shared<StepCounter>();
+  try {
+    m->fit(ds, {.epochs = 2, .verbose = 0, .callbacks = {counter}});
+    FAIL() << "no ShapeError";
+  } catch (const ShapeError& err) {
+    EXPECT_NE(std::string(err.what()).find("got y_true (5,)"), std::string::npos) << err.what();
+  }
+  EXPECT_EQ(counter->steps, (std::vector<int>{3}));
+  EXPECT_TRUE(back_to(baseline)) << thread_count() << " threads, " << baseline << " before";
+}
+
+TEST(DatasetFit, DatasetTrainingValidatesOnTensors) {
+  set_random_seed(9);
+  auto [x, y] = toy(96);
+  auto [xv, yv] = toy(40);
+  auto m = model();
+  History h = m->fit(Dataset::from_tensor_slices({x, y}).batch(16),
+                     {.batch_size = 16, .epochs = 2, .verbose = 0, .validation_data = ValidationData(xv, yv)});
+  ASSERT_TRUE(h.history().count("val_loss")) << "validation_data ignored";
+  ASSERT_EQ(h["val_loss"].size(), 2u);
+  // The last epoch's figures are evaluate() on the same tensors (the weights have not moved since).
+  EXPECT_NEAR(h["val_loss"].back(), m->evaluate(xv, yv, {.batch_size = 16, .verbose = 0}).at("loss"), 1e-6);
+  EXPECT_NEAR(h["val_accuracy"].back(), m->evaluate(xv, yv, {.verbose = 0}).at("accuracy"), 1e-9);
+}
+
+TEST(DatasetFit, TensorTrainingValidatesOnADataset) {
+  set_random_seed(9);
+  auto [x, y] = toy(96);
+  auto [xv, yv] = toy(40);
+  auto val_ds = Dataset::from_tensor_slices({xv, yv}).batch(16);
+  auto m = model();
+  History h = m->fit(x, y, {.epochs = 2, .verbose = 0, .validation_dataset = val_ds});
+  ASSERT_TRUE(h.history().count("val_loss")) << "validation_dataset ignored";
+  ASSERT_EQ(h["val_loss"].size(), 2u);
+  EXPECT_NEAR(h["val_loss"].back(), m->evaluate(val_ds, {.verbose = 0}).at("loss"), 1e-6);
+  // It replaces validation_split as validation_data does: all 96 samples train (6 steps of 16).
+  auto counter = std::make_shared<StepCounter>();
+  m->fit(x, y, {.batch_size = 16, .verbose = 0, .callbacks = {counter}, .validation_split = 0.25,
+                .validation_dataset = val_ds});
+  EXPECT_EQ(counter->steps, (std::vector<int>{6}));
+}
+
+TEST(DatasetFit, BothValidationSetsAreAValueError) {
+  auto [x, y] = toy(32);
+  auto m = model();
+  FitOptions both{.verbose = 0, .validation_data = ValidationData(x, y),
+                  .validation_dataset = Dataset::from_tensor_slices({x, y}).batch(8)};
+  for (bool dataset : {true, false}) {
+    try {
+      if (dataset) m->fit(Dataset::from_tensor_slices({x, y}).batch(8), both);
+      else m->fit(x, y, both);
+      ADD_FAILURE() << "no ValueError";
+    } catch (const ValueError& err) {
+      EXPECT_NE(std::string(err.what()).find("fit: expected validation_data or validation_dataset, got both."),
+                std::string::npos) << err.what();
+    }
+  }
 }
