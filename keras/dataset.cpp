@@ -267,18 +267,18 @@ Element detail::Node::gather(const std::vector<int64_t>& indices) const {
   return out;
 }
 
-Tensor stack(const std::vector<Tensor>& parts, const std::string& where) {
+Tensor stack(const std::vector<Tensor>& parts, const std::string& where, int64_t first_index) {
   if (parts.empty()) fail<ValueError>(where, "at least one tensor to stack", "none");
   const Tensor& first = parts[0];
+  const std::string element_0 = "element " + std::to_string(first_index);
   for (size_t i = 1; i < parts.size(); ++i) {
+    const std::string element_i = "element " + std::to_string(first_index + static_cast<int64_t>(i));
     if (parts[i].shape() != first.shape())
-      fail<ShapeError>(where, "element " + std::to_string(i) + " to have the shape of element 0, " +
-                                  shape_str(first.shape()),
+      fail<ShapeError>(where, element_i + " to have the shape of " + element_0 + ", " + shape_str(first.shape()),
                        shape_str(parts[i].shape()),
                        "Elements of one batch must have equal shapes; resize them in a map() first.");
     if (parts[i].dtype() != first.dtype())
-      fail<TypeError>(where, "element " + std::to_string(i) + " to have the dtype of element 0, " +
-                                 dtype_name(first.dtype()),
+      fail<TypeError>(where, element_i + " to have the dtype of " + element_0 + ", " + dtype_name(first.dtype()),
                       dtype_name(parts[i].dtype()));
   }
   Shape out_shape{static_cast<int64_t>(parts.size())};

@@ -127,8 +127,9 @@ class Dataset {
 };
 
 // Stacks equally shaped tensors along a new first axis. Throws ShapeError / TypeError naming
-// `where`, the offending index and both shapes (dtypes); ValueError for an empty list.
-Tensor stack(const std::vector<Tensor>& parts, const std::string& where);
+// `where`, the offending element and both shapes (dtypes); ValueError for an empty list. Elements
+// are numbered from `first_index` (a batch's position in its dataset).
+Tensor stack(const std::vector<Tensor>& parts, const std::string& where, int64_t first_index = 0);
 
 // ---- for Model::fit / evaluate / predict ----
 

@@ -103,7 +103,7 @@ class IdleCopier {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<BatchCopy>> queue_;
-  bool stop_ = false;
+  std::atomic<bool> stop_{false};  // set under mu_; also read between chunks without it
   bool refused_ = false;
   std::thread thread_;
 };
@@ -114,7 +114,13 @@ IdleCopier::~IdleCopier() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  // On a machine whose cores are all busy an idle-priority thread may wait long for a core even
+  // just to see the stop; back at normal priority it exits at once. Best effort: the scheduler
+  // may refuse an unprivileged thread the way back.
+  sched_param param{};
+  pthread_setschedparam(thread_.native_handle(), SCHED_OTHER, &param);
+  thread_.join();
 }
 
 void IdleCopier::add(std::shared_ptr<BatchCopy> batch) {
@@ -150,7 +156,7 @@ void IdleCopier::run() {
       batch = std::move(queue_.front());
       queue_.pop_front();
     }
-    while (batch->copy_one_chunk()) {
+    while (!stop_.load(std::memory_order_relaxed) && batch->copy_one_chunk()) {
     }
   }
 }

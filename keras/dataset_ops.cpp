@@ -49,15 +49,17 @@ class BatchIterator : public IteratorImpl {
                                     std::to_string(index_ - 1) + ")";
     for (size_t i = 1; i < rows.size(); ++i)
       if (rows[i].size() != ncomp)
-        fail<ValueError>(batch_where, "element " + std::to_string(i) + " to have " + std::to_string(ncomp) +
-                                          " components like element 0",
+        fail<ValueError>(batch_where, "element " + std::to_string(first_index + static_cast<int64_t>(i)) + " to have " +
+                                          std::to_string(ncomp) + " components like element " +
+                                          std::to_string(first_index),
                          std::to_string(rows[i].size()));
     Element out;
     out.reserve(ncomp);
     std::vector<Tensor> parts(rows.size());
     for (size_t c = 0; c < ncomp; ++c) {
       for (size_t i = 0; i < rows.size(); ++i) parts[i] = std::move(rows[i][c]);
-      out.push_back(stack(parts, ncomp == 1 ? batch_where : batch_where + ", component " + std::to_string(c)));
+      out.push_back(
+          stack(parts, ncomp == 1 ? batch_where : batch_where + ", component " + std::to_string(c), first_index));
     }
     return Pending{std::move(out), nullptr, {}};
   }

@@ -118,6 +118,21 @@ TEST(Dataset, BatchOfMismatchedShapesNamesElementAndShapes) {
     EXPECT_NE(msg.find("Dataset.batch"), std::string::npos) << msg;
   }
   EXPECT_FALSE(it.next().has_value());  // the failed iterator is finished
+
+  // In a later batch the elements are numbered as in the dataset: 3 and 4 of batch 3..5.
+  auto later = Dataset::range(6)
+                   .map([](const Element& e) { return Element{Tensor::ones({e[0].item() == 4 ? 2 : 1})}; })
+                   .batch(3)
+                   .iterator();
+  ASSERT_TRUE(later.next().has_value());
+  try {
+    later.next();
+    FAIL() << "no ShapeError";
+  } catch (const ShapeError& err) {
+    std::string msg = err.what();
+    EXPECT_NE(msg.find("batch of elements 3..5"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("expected element 4 to have the shape of element 3, (1,), got (2,)"), std::string::npos) << msg;
+  }
 }
 
 TEST(Dataset, ShuffleIsASeededPermutation) {
