@@ -101,6 +101,8 @@ class Dataset {
   // gradient recording off and must be safe to call concurrently when parallel.
   Dataset map(MapFn fn, int64_t num_parallel_calls = 1) const;
   // Keeps at most `buffer_size` elements (AUTOTUNE: 2) ready, produced on a background thread.
+  // Right after batch() over rows of in-memory tensors the batches ahead are picked on the
+  // caller's thread and copied by an idle-priority thread instead (keras/dataset_copy.h).
   Dataset prefetch(int64_t buffer_size = AUTOTUNE) const;
   // The first `count` elements (-1: all).
   Dataset take(int64_t count) const;

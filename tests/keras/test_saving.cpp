@@ -78,6 +78,8 @@ struct FixtureCase {
   std::string file_suffix;    // ".keras", ".k3.h5", ".k2.h5"
   std::string output_prefix;  // ".k3.output", ".k2.output"
 };
+// gtest prints a parameter into the test listing; without this, as raw bytes (heap addresses).
+void PrintTo(const FixtureCase& c, std::ostream* os) { *os << c.model << c.file_suffix; }
 
 class KerasFixtures : public ::testing::TestWithParam<FixtureCase> {};
 
