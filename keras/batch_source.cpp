@@ -10,11 +10,12 @@
 namespace keras {
 
 TensorBatches::TensorBatches(TensorList x, TensorList y, Tensor sample_weight, int64_t batch_size, bool shuffle,
-                             uint64_t seed)
+                             uint64_t seed, int64_t steps)
     : x_(std::move(x)), y_(std::move(y)), sw_(std::move(sample_weight)), n_(x_.at(0).dim(0)),
-      batch_size_(batch_size), shuffle_(shuffle), seed_(seed) {}
+      batch_size_(batch_size), end_(steps >= 1 && steps <= n_ / batch_size ? steps * batch_size : n_),
+      shuffle_(shuffle), seed_(seed) {}
 
-int64_t TensorBatches::steps() const { return (n_ + batch_size_ - 1) / batch_size_; }
+int64_t TensorBatches::steps() const { return (end_ + batch_size_ - 1) / batch_size_; }
 
 void TensorBatches::begin_epoch(int epoch) {
   cursor_ = 0;
@@ -32,8 +33,8 @@ void TensorBatches::begin_epoch(int epoch) {
 }
 
 std::optional<BatchData> TensorBatches::next() {
-  if (cursor_ >= n_) return std::nullopt;
-  int64_t lo = cursor_, hi = std::min(n_, lo + batch_size_);
+  if (cursor_ >= end_) return std::nullopt;
+  int64_t lo = cursor_, hi = std::min(end_, lo + batch_size_);
   cursor_ = hi;
   BatchData b;
   NoGradGuard no_grad;
@@ -50,8 +51,9 @@ std::optional<BatchData> TensorBatches::next() {
   return b;
 }
 
-DatasetBatches::DatasetBatches(const data::Dataset& dataset, int64_t steps_per_epoch, const std::string& where)
-    : it_(dataset, steps_per_epoch, where), where_(where) {}
+DatasetBatches::DatasetBatches(const data::Dataset& dataset, int64_t steps_per_epoch, const std::string& where,
+                               data::StepsOption option)
+    : it_(dataset, steps_per_epoch, where, std::move(option)), where_(where) {}
 
 std::optional<BatchData> DatasetBatches::next() {
   auto element = it_.next();

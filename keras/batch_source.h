@@ -28,10 +28,12 @@ class BatchSource {
   virtual bool ran_out() const { return false; }
 };
 
-// Tensors with one row per sample; shuffled per epoch from (seed, epoch) when `shuffle`.
+// Tensors with one row per sample; shuffled per epoch from (seed, epoch) when `shuffle`. With
+// steps >= 1 an epoch is its first `steps` batches (at most the batches there are).
 class TensorBatches : public BatchSource {
  public:
-  TensorBatches(TensorList x, TensorList y, Tensor sample_weight, int64_t batch_size, bool shuffle, uint64_t seed);
+  TensorBatches(TensorList x, TensorList y, Tensor sample_weight, int64_t batch_size, bool shuffle, uint64_t seed,
+                int64_t steps = -1);
   int64_t steps() const override;
   void begin_epoch(int epoch) override;
   std::optional<BatchData> next() override;
@@ -40,6 +42,7 @@ class TensorBatches : public BatchSource {
   TensorList x_, y_;
   Tensor sw_;
   int64_t n_, batch_size_;
+  int64_t end_;  // rows an epoch covers: n_, or fewer under `steps`
   bool shuffle_;
   uint64_t seed_;
   std::vector<int64_t> order_;
@@ -49,7 +52,8 @@ class TensorBatches : public BatchSource {
 // Batches of a Dataset whose elements are (x), (x, y) or (x, y, sample_weight).
 class DatasetBatches : public BatchSource {
  public:
-  DatasetBatches(const data::Dataset& dataset, int64_t steps_per_epoch, const std::string& where);
+  DatasetBatches(const data::Dataset& dataset, int64_t steps_per_epoch, const std::string& where,
+                 data::StepsOption option = {});
   int64_t steps() const override { return it_.steps(); }
   void begin_epoch(int) override { it_.begin_epoch(); }
   std::optional<BatchData> next() override;

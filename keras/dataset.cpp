@@ -312,22 +312,26 @@ Batch unpack_batch(const Element& e, const std::string& where) {
   return b;
 }
 
-EpochIterator::EpochIterator(Dataset dataset, int64_t steps_per_epoch, std::string where)
+EpochIterator::EpochIterator(Dataset dataset, int64_t steps_per_epoch, std::string where, StepsOption option)
     : dataset_(std::move(dataset)),
       steps_per_epoch_(steps_per_epoch > 0 ? steps_per_epoch : -1),
       cardinality_(dataset_.cardinality()),
-      where_(std::move(where)) {
+      where_(std::move(where)),
+      fresh_pass_(option.fresh_pass) {
   if (steps_per_epoch_ < 0 && cardinality_ == INFINITE_CARDINALITY)
-    fail<ValueError>(where_, "a finite dataset or steps_per_epoch", "an infinite dataset (" + dataset_.describe() + ")",
-                     "Pass steps_per_epoch, or remove repeat().");
+    fail<ValueError>(where_, "a finite dataset or " + option.name, "an infinite dataset (" + dataset_.describe() + ")",
+                     "Pass " + option.name + ", or remove repeat().");
   steps_ = steps_per_epoch_ > 0 ? steps_per_epoch_ : (cardinality_ >= 0 ? cardinality_ : -1);
+  // A fresh pass never wraps around, so a known shorter dataset caps the count (the progress bar).
+  if (fresh_pass_ && cardinality_ >= 0 && steps_per_epoch_ > cardinality_) steps_ = cardinality_;
 }
 
 void EpochIterator::begin_epoch() {
   step_in_epoch_ = 0;
-  if (steps_per_epoch_ < 0 || !iter_) {
+  if (steps_per_epoch_ < 0 || fresh_pass_ || !iter_) {
     iter_.emplace(dataset_.iterator());
     seen_in_pass_ = 0;
+    if (fresh_pass_) ran_out_ = false;
   }
 }
 
@@ -336,7 +340,7 @@ std::optional<Element> EpochIterator::next() {
   if (steps_per_epoch_ > 0) {
     if (step_in_epoch_ >= steps_per_epoch_) return std::nullopt;
     // A finite dataset used up exactly at a pass boundary starts a new pass (Keras does the same).
-    if (cardinality_ >= 0 && seen_in_pass_ >= cardinality_) {
+    if (!fresh_pass_ && cardinality_ >= 0 && seen_in_pass_ >= cardinality_) {
       iter_.emplace(dataset_.iterator());
       seen_in_pass_ = 0;
     }

@@ -148,10 +148,18 @@ Batch unpack_batch(const Element& element, const std::string& where);
 //  - steps_per_epoch = n: each epoch takes n batches from one iterator kept across epochs,
 //    starting a new pass when a finite dataset is used up at a pass boundary; when the data ends
 //    mid-epoch, next() returns nullopt and ran_out() is true (Keras stops training then).
+//  - with StepsOption::fresh_pass (validation, evaluate, predict: Keras 3 starts their iterator
+//    anew each time), every epoch is a new pass of at most steps_per_epoch batches; data ending
+//    first ends the epoch early with ran_out() true, and the next epoch starts over.
 // Holds the pipeline's threads: keep it a local of fit so they are joined on return or throw.
+struct StepsOption {
+  std::string name = "steps_per_epoch";  // the caller's option, named in the infinite-dataset hint
+  bool fresh_pass = false;
+};
+
 class EpochIterator {
  public:
-  EpochIterator(Dataset dataset, int64_t steps_per_epoch = -1, std::string where = "fit");
+  EpochIterator(Dataset dataset, int64_t steps_per_epoch = -1, std::string where = "fit", StepsOption option = {});
   // Batches per epoch, or -1 when unknown.
   int64_t steps() const { return steps_; }
   // Starts the next epoch (call before the first next() of each epoch).
@@ -166,6 +174,7 @@ class EpochIterator {
   int64_t steps_;
   int64_t cardinality_;
   std::string where_;
+  bool fresh_pass_;
   std::optional<Iterator> iter_;
   int64_t step_in_epoch_ = 0;
   int64_t seen_in_pass_ = 0;

@@ -84,8 +84,13 @@ struct FitOptions {
   std::map<int64_t, double> class_weight;     // class index -> weight (not with sample_weight)
   // Dataset input: batches per epoch (-1: one full pass).
   int64_t steps_per_epoch = -1;
-  // Validation batches, one full pass per epoch (an infinite Dataset is a ValueError).
+  // Validation batches, one full pass per epoch (an infinite Dataset is a ValueError unless
+  // validation_steps is given).
   std::optional<data::Dataset> validation_dataset;
+  // Validation batches per epoch (-1: one full pass). Each epoch's validation starts a fresh pass
+  // of the validation set (Keras 3) and takes its first validation_steps batches, fewer when the
+  // data ends first (a warning on stderr). Applies to validation_data and the split too.
+  int64_t validation_steps = -1;
 };
 
 struct EvaluateOptions {
@@ -93,12 +98,17 @@ struct EvaluateOptions {
   int verbose = 1;
   std::vector<CallbackPtr> callbacks;
   Tensor sample_weight;
+  // Batches to evaluate (-1: all). Required for an infinite Dataset; fewer when the data ends
+  // first (a warning on stderr); with tensors, the first `steps` batches of batch_size.
+  int64_t steps = -1;
 };
 
 struct PredictOptions {
   int64_t batch_size = 32;
   int verbose = 0;
   std::vector<CallbackPtr> callbacks;
+  // Batches to predict (-1: all), as EvaluateOptions::steps: the output has their rows only.
+  int64_t steps = -1;
 };
 
 class Model : public Layer {

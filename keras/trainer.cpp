@@ -73,6 +73,24 @@ Tensor apply_class_weight(const Model& m, const TensorList& y, const Tensor& sam
   return Tensor::from_vector(w);
 }
 
+// -1 is the "all batches" default; 0 or below -1 is a slip, not a request for no batches.
+void check_steps(const Model& m, const char* fn, const std::string& option, int64_t steps) {
+  if (steps == 0 || steps < -1)
+    fail<ValueError>(model_where(m) + " " + fn, option + " >= 1 or -1 (all batches)", std::to_string(steps));
+}
+
+// Keras warns and goes on with the batches it got when the data ends before `steps`.
+void warn_if_ran_out(const Model& m, const BatchSource& batches, const char* fn, int steps_done) {
+  if (batches.ran_out())
+    std::fprintf(stderr, "%s %s: your input ran out of data after %d steps.\n", model_where(m).c_str(), fn, steps_done);
+}
+
+// Evaluate and predict walk one fresh pass of at most `steps` batches.
+DatasetBatches one_pass(const Model& m, const data::Dataset& dataset, int64_t steps, const char* fn) {
+  check_steps(m, fn, "steps", steps);
+  return DatasetBatches(dataset, steps, model_where(m) + " " + fn, {.name = "steps", .fresh_pass = true});
+}
+
 // Which of two validation sets should win is a guess, so fit takes one or neither.
 void check_one_validation_set(const Model& m, const FitOptions& o) {
   if (o.validation_data && o.validation_dataset)
@@ -84,13 +102,17 @@ void check_one_validation_set(const Model& m, const FitOptions& o) {
 // null for none. Either kind serves either kind of training data.
 std::unique_ptr<BatchSource> validation_batches(const Model& m, const std::optional<ValidationData>& tensors,
                                                 const FitOptions& o) {
+  check_steps(m, "fit", "validation_steps", o.validation_steps);
   if (tensors) {
     check_batch_size(m, "fit", o.batch_size);
     check_data(m, "fit (validation data)", tensors->x, tensors->y, tensors->sample_weight);
-    return std::make_unique<TensorBatches>(tensors->x, tensors->y, tensors->sample_weight, o.batch_size, false, 0);
+    return std::make_unique<TensorBatches>(tensors->x, tensors->y, tensors->sample_weight, o.batch_size, false, 0,
+                                           o.validation_steps);
   }
   if (o.validation_dataset)
-    return std::make_unique<DatasetBatches>(*o.validation_dataset, -1, model_where(m) + " fit (validation)");
+    return std::make_unique<DatasetBatches>(*o.validation_dataset, o.validation_steps,
+                                            model_where(m) + " fit (validation)",
+                                            data::StepsOption{.name = "validation_steps", .fresh_pass = true});
   return nullptr;
 }
 }  // namespace
@@ -226,6 +248,7 @@ Logs Model::run_test_loop(BatchSource& batches, CallbackList& callbacks, int ver
     test_step(batch->x, batch->y, batch->sample_weight);
     callbacks.on_test_batch_end(step++, collect_metrics());
   }
+  warn_if_ran_out(*this, batches, verbose < 0 ? "fit (validation)" : "evaluate", step);
   Logs logs = collect_metrics();
   callbacks.on_test_end(logs);
   return logs;
@@ -247,6 +270,7 @@ TensorList Model::run_predict_loop(BatchSource& batches, const PredictOptions& o
     for (size_t i = 0; i < out.size(); ++i) parts[i].push_back(out[i]);
     callbacks.on_predict_batch_end(step++, {});
   }
+  warn_if_ran_out(*this, batches, "predict", step);
   callbacks.on_predict_end({});
   NoGradGuard no_grad;
   TensorList result;
@@ -263,10 +287,11 @@ Logs Model::evaluate(const TensorList& x, const TensorList& y, const EvaluateOpt
     fail<StateError>(model_where(*this) + " evaluate", "a compiled model", "an uncompiled one",
                      "Call compile() before evaluate().");
   check_batch_size(*this, "evaluate", o.batch_size);
+  check_steps(*this, "evaluate", "steps", o.steps);
   check_data(*this, "evaluate", x, y, o.sample_weight);
   CallbackList callbacks(o.callbacks);
   if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
-  TensorBatches batches(x, y, o.sample_weight, o.batch_size, false, 0);
+  TensorBatches batches(x, y, o.sample_weight, o.batch_size, false, 0, o.steps);
   return run_test_loop(batches, callbacks, o.verbose);
 }
 
@@ -276,12 +301,12 @@ Logs Model::evaluate(const data::Dataset& dataset, const EvaluateOptions& o) {
     fail<StateError>(where, "a compiled model", "an uncompiled one", "Call compile() before evaluate().");
   CallbackList callbacks(o.callbacks);
   if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
-  DatasetBatches batches(dataset, -1, where);
+  DatasetBatches batches = one_pass(*this, dataset, o.steps, "evaluate");
   return run_test_loop(batches, callbacks, o.verbose);
 }
 
 Tensor Model::predict(const data::Dataset& dataset, const PredictOptions& o) {
-  DatasetBatches batches(dataset, -1, model_where(*this) + " predict");
+  DatasetBatches batches = one_pass(*this, dataset, o.steps, "predict");
   TensorList out = run_predict_loop(batches, o);
   if (out.size() != 1)
     fail<ValueError>(model_where(*this) + " predict", "a single-output model", std::to_string(out.size()) + " outputs");
@@ -298,8 +323,9 @@ Tensor Model::predict(const Tensor& x, const PredictOptions& o) {
 
 TensorList Model::predict(const TensorList& x, const PredictOptions& o) {
   check_batch_size(*this, "predict", o.batch_size);
+  check_steps(*this, "predict", "steps", o.steps);
   check_data(*this, "predict", x, {}, Tensor());
-  TensorBatches batches(x, {}, Tensor(), o.batch_size, false, 0);
+  TensorBatches batches(x, {}, Tensor(), o.batch_size, false, 0, o.steps);
   return run_predict_loop(batches, o);
 }
 

@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 
@@ -209,4 +211,113 @@ TEST(DatasetFit, BothValidationSetsAreAValueError) {
                 std::string::npos) << err.what();
     }
   }
+}
+
+// ---- validation_steps (fit), steps (evaluate, predict) ----
+
+namespace {
+// Batches of each validation or evaluate run, from the test hooks.
+class TestBatchCounter : public Callback {
+ public:
+  std::vector<int> runs;
+  void on_test_begin(const Logs&) override { runs.push_back(0); }
+  void on_test_batch_end(int, const Logs&) override { ++runs.back(); }
+};
+
+// x[0, 0] of every batch that reaches the model, in order (a sequential map runs lazily).
+std::function<Element(const Element&)> record_first(std::shared_ptr<std::vector<float>> seen) {
+  return [seen](const Element& e) {
+    seen->push_back(e[0].to_vector<float>()[0]);
+    return e;
+  };
+}
+
+void expect_value_error(const std::function<void()>& call, const std::string& where, const std::string& hint) {
+  try {
+    call();
+    ADD_FAILURE() << "no ValueError for " << where;
+  } catch (const ValueError& err) {
+    std::string what = err.what();
+    EXPECT_NE(what.find(where), std::string::npos) << what;
+    EXPECT_NE(what.find(hint), std::string::npos) << what;
+  }
+}
+}  // namespace
+
+TEST(DatasetFit, ValidationStepsTakeAFreshPassOfAnInfiniteDatasetEachEpoch) {
+  set_random_seed(3);
+  auto [x, y] = toy(64);
+  auto [xv, yv] = toy(40);  // 5 batches of 8
+  auto m = model();
+  auto seen = std::make_shared<std::vector<float>>();
+  auto val = Dataset::from_tensor_slices({xv, yv}).batch(8).map(record_first(seen)).repeat();
+  auto counter = std::make_shared<TestBatchCounter>();
+  History h = m->fit(Dataset::from_tensor_slices({x, y}).batch(16),
+                     {.epochs = 2, .verbose = 0, .callbacks = {counter}, .validation_dataset = val,
+                      .validation_steps = 3});
+  EXPECT_EQ(counter->runs, (std::vector<int>{3, 3}));
+  // Both epochs see batches 0, 1, 2: a new pass each time, not the continuation 3, 4, 0.
+  auto v = xv.to_vector<float>();
+  std::vector<float> first_three{v[0], v[16], v[32]};
+  std::vector<float> expected = first_three;
+  expected.insert(expected.end(), first_three.begin(), first_three.end());
+  EXPECT_EQ(*seen, expected);
+  // The last epoch's val_loss is evaluate() over those 3 batches (the weights have not moved since).
+  EXPECT_NEAR(h["val_loss"].back(), m->evaluate(xv.slice_batch(0, 24), yv.slice_batch(0, 24),
+                                                {.batch_size = 8, .verbose = 0}).at("loss"), 1e-6);
+  // A finite validation set shorter than validation_steps: each epoch stops at its end.
+  counter->runs.clear();
+  m->fit(Dataset::from_tensor_slices({x, y}).batch(16),
+         {.epochs = 2, .verbose = 0, .callbacks = {counter},
+          .validation_dataset = Dataset::from_tensor_slices({xv, yv}).batch(8), .validation_steps = 7});
+  EXPECT_EQ(counter->runs, (std::vector<int>{5, 5}));
+  // Tensor validation data honours it too: the first 2 batches of batch_size.
+  counter->runs.clear();
+  m->fit(x, y, {.batch_size = 8, .verbose = 0, .callbacks = {counter}, .validation_data = ValidationData(xv, yv),
+                .validation_steps = 2});
+  EXPECT_EQ(counter->runs, (std::vector<int>{2}));
+}
+
+TEST(DatasetFit, EvaluateAndPredictTakeStepsBatchesOfARepeat) {
+  set_random_seed(4);
+  auto [x, y] = toy(40);  // 5 batches of 8
+  auto m = model();
+  auto ds = Dataset::from_tensor_slices({x, y}).batch(8).repeat();
+  // evaluate: the loss over the first 3 batches, computed directly from predict and the loss.
+  Logs logs = m->evaluate(ds, {.verbose = 0, .steps = 3});
+  Tensor probs = m->predict(x.slice_batch(0, 24));
+  auto p = probs.to_vector<float>();
+  auto labels = y.to_vector<int64_t>();
+  double loss = 0;
+  for (size_t i = 0; i < 24; ++i) loss -= std::log(static_cast<double>(p[2 * i + static_cast<size_t>(labels[i])]));
+  EXPECT_NEAR(logs.at("loss"), loss / 24, 1e-5);
+  // Tensors honour steps the same way.
+  EXPECT_NEAR(m->evaluate(x, y, {.batch_size = 8, .verbose = 0, .steps = 3}).at("loss"), logs.at("loss"), 1e-6);
+  // predict: exactly steps * batch rows, here crossing the repeat's pass boundary (7 > 5 batches).
+  Tensor out = m->predict(Dataset::from_tensor_slices({x}).batch(8).repeat(), {.steps = 7});
+  ASSERT_EQ(out.shape(), (Shape{56, 2}));
+  auto all = m->predict(x).to_vector<float>();
+  auto got = out.to_vector<float>();
+  EXPECT_EQ(std::vector<float>(got.begin(), got.begin() + 80), all);
+  EXPECT_EQ(std::vector<float>(got.begin() + 80, got.end()), std::vector<float>(all.begin(), all.begin() + 32));
+  EXPECT_EQ(m->predict(x, {.batch_size = 8, .steps = 2}).shape(), (Shape{16, 2}));
+  // A finite Dataset shorter than steps stops at its end.
+  auto counter = std::make_shared<TestBatchCounter>();
+  m->evaluate(Dataset::from_tensor_slices({x, y}).batch(8), {.verbose = 0, .callbacks = {counter}, .steps = 9});
+  EXPECT_EQ(counter->runs, (std::vector<int>{5}));
+}
+
+TEST(DatasetFit, InfiniteDatasetsWithoutStepsAreValueErrorsWithAHint) {
+  auto [x, y] = toy(32);
+  auto m = model();
+  auto inf = Dataset::from_tensor_slices({x, y}).batch(8).repeat();
+  expect_value_error([&] { m->evaluate(inf, {.verbose = 0}); }, "evaluate: expected a finite dataset or steps",
+                     "Pass steps, or remove repeat().");
+  expect_value_error([&] { m->predict(Dataset::from_tensor_slices({x}).batch(8).repeat()); },
+                     "predict: expected a finite dataset or steps", "Pass steps, or remove repeat().");
+  expect_value_error([&] { m->fit(x, y, {.verbose = 0, .validation_dataset = inf}); },
+                     "fit (validation): expected a finite dataset or validation_steps",
+                     "Pass validation_steps, or remove repeat().");
+  expect_value_error([&] { m->evaluate(inf, {.verbose = 0, .steps = 0}); }, "evaluate: expected steps >= 1", "got 0");
+  expect_value_error([&] { m->predict(x, {.steps = -2}); }, "predict: expected steps >= 1", "got -2");
 }
