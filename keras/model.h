@@ -82,7 +82,8 @@ struct FitOptions {
   int initial_epoch = 0;
   Tensor sample_weight;                       // (samples,): weights each sample's loss
   std::map<int64_t, double> class_weight;     // class index -> weight (not with sample_weight)
-  // Dataset input: batches per epoch (-1: one full pass).
+  // Batches per epoch (-1: one full pass). Tensor input: the first steps_per_epoch batches of
+  // each epoch's order (all of them when there are fewer).
   int64_t steps_per_epoch = -1;
   // Validation batches, one full pass per epoch (an infinite Dataset is a ValueError unless
   // validation_steps is given).

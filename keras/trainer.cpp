@@ -169,9 +169,10 @@ History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOp
     sw = optional_rows(sw_all, 0, n - n_val);
     val = ValidationData(rows(x_all, n - n_val, n), rows(y_all, n - n_val, n), optional_rows(sw_all, n - n_val, n));
   }
+  check_steps(*this, "fit", "steps_per_epoch", o.steps_per_epoch);
   auto validation = validation_batches(*this, val, o);
   // One shuffle seed per fit, drawn from the global generator: set_random_seed reproduces it.
-  TensorBatches train(x, y, sw, o.batch_size, o.shuffle, global_generator().next_seed());
+  TensorBatches train(x, y, sw, o.batch_size, o.shuffle, global_generator().next_seed(), o.steps_per_epoch);
   return fit_loop(train, validation.get(), o);
 }
 

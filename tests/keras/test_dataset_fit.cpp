@@ -106,7 +106,6 @@ TEST(DatasetFit, ValidationSplitIsRejectedWithAHint) {
                ValueError);
 }
 
-
 TEST(DatasetFit, StepsPerEpochOverAnInfiniteDatasetAndThreadsJoined) {
   auto [x, y] = toy(64);
   auto m = model();
@@ -119,6 +118,18 @@ TEST(DatasetFit, StepsPerEpochOverAnInfiniteDatasetAndThreadsJoined) {
   EXPECT_EQ(counter->steps, (std::vector<int>{5, 5}));
   EXPECT_EQ(h["loss"].size(), 2u);
   EXPECT_TRUE(back_to(baseline)) << thread_count() << " threads, " << baseline << " before";
+}
+
+TEST(DatasetFit, StepsPerEpochOverTensorsTakesTheFirstBatchesOfEachEpoch) {
+  auto [x, y] = toy(64);  // 8 batches of 8
+  auto m = model();
+  auto counter = std::make_shared<StepCounter>();
+  m->fit(x, y, {.batch_size = 8, .epochs = 2, .verbose = 0, .callbacks = {counter}, .steps_per_epoch = 3});
+  EXPECT_EQ(counter->steps, (std::vector<int>{3, 3}));
+  auto all = std::make_shared<StepCounter>();
+  m->fit(x, y, {.batch_size = 8, .epochs = 1, .verbose = 0, .callbacks = {all}, .steps_per_epoch = 20});
+  EXPECT_EQ(all->steps, (std::vector<int>{8}));
+  EXPECT_THROW(m->fit(x, y, {.batch_size = 8, .verbose = 0, .steps_per_epoch = 0}), ValueError);
 }
 
 TEST(DatasetFit, CallbackErrorMidEpochReachesTheCallerAndThreadsEnd) {
