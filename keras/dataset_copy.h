@@ -1,14 +1,14 @@
 // Copying a batch of random source rows, shared between the consumer and an idle-priority thread
 // (internal to keras/dataset*.cpp).
 //
-// Random rows are bound by memory latency (128 rows of 3 KB: ~95 us on one thread). On a machine
-// whose cores all run the training step's OpenMP team, a background thread doing that copy at
-// normal priority preempts a team member and stalls the whole team; the consumer doing it delays
-// the step. So a prefetched batch is split into chunks: a SCHED_IDLE thread copies chunks whenever
-// a core has nothing else to run (serial stretches of the step, passive OpenMP threads waiting),
-// and the consumer copies whatever is left when it needs the batch (apps/pipeline_benchmark with
-// OMP_WAIT_POLICY=passive: the loop waits 13-21 ms an epoch for batches instead of 35-50 ms;
-// spinning OpenMP threads leave the idle thread almost no core).
+// Random rows are bound by memory latency (128 rows of 3 KB: 50-100 us on one thread). On a
+// machine whose cores all run the training step's OpenMP team, a background thread doing that
+// copy at normal priority preempts a team member and stalls the whole team; the consumer doing it
+// delays the step. So a prefetched batch is split into chunks: a SCHED_IDLE thread copies chunks
+// whenever a core has nothing else to run (serial stretches of the step, passive OpenMP threads
+// waiting), and the consumer copies whatever is left when it needs the batch
+// (apps/pipeline_benchmark, ~1 s epochs: with OMP_WAIT_POLICY=passive the loop waits 8-9 ms an
+// epoch for batches; spinning OpenMP threads leave the idle thread almost no core, 27-34 ms).
 #pragma once
 #include <atomic>
 #include <chrono>

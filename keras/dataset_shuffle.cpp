@@ -19,7 +19,9 @@ using detail::UnaryNode;
 template <class T>
 class ShuffleBuffer {
  public:
-  ShuffleBuffer(size_t capacity, uint64_t seed) : capacity_(capacity), gen_(seed) {}
+  ShuffleBuffer(size_t capacity, uint64_t seed) : capacity_(capacity), gen_(seed) {
+    for (uint64_t& d : draws_) d = draw();
+  }
   bool full() const { return items_.size() >= capacity_; }
   bool empty() const { return items_.empty(); }
   void push(T item) { items_.push_back(std::move(item)); }
@@ -43,10 +45,6 @@ class ShuffleBuffer {
     return (static_cast<uint64_t>(w[0]) << 32) | w[1];
   }
   uint64_t take_draw() {
-    if (!primed_) {
-      for (uint64_t& d : draws_) d = draw();
-      primed_ = true;
-    }
     const uint64_t now = draws_[next_];
     const uint64_t later = draws_[next_] = draw();
     next_ = (next_ + 1) % kAhead;
@@ -59,9 +57,8 @@ class ShuffleBuffer {
   size_t capacity_;
   Generator gen_;
   std::vector<T> items_;
-  uint64_t draws_[kAhead] = {};
+  uint64_t draws_[kAhead];
   size_t next_ = 0;
-  bool primed_ = false;
 };
 
 class ShuffleIterator : public IteratorImpl {
