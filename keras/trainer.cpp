@@ -186,6 +186,7 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
     fail<ValueError>(where, "sample weights inside the Dataset's elements", "sample_weight/class_weight options",
                      "Yield (x, y, sample_weight) elements.");
   check_one_validation_set(*this, o);
+  check_steps(*this, "fit", "steps_per_epoch", o.steps_per_epoch);
   // The iterators own the pipeline threads: locals here, so they are joined on return or throw.
   DatasetBatches train(dataset, o.steps_per_epoch, where);
   auto validation = validation_batches(*this, o.validation_data, o);

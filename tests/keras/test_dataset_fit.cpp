@@ -118,6 +118,8 @@ TEST(DatasetFit, StepsPerEpochOverAnInfiniteDatasetAndThreadsJoined) {
   EXPECT_EQ(counter->steps, (std::vector<int>{5, 5}));
   EXPECT_EQ(h["loss"].size(), 2u);
   EXPECT_TRUE(back_to(baseline)) << thread_count() << " threads, " << baseline << " before";
+  // 0 is a slip, not "all batches" (as for tensor input).
+  EXPECT_THROW(m->fit(Dataset::from_tensor_slices({x, y}).batch(16), {.verbose = 0, .steps_per_epoch = 0}), ValueError);
 }
 
 TEST(DatasetFit, StepsPerEpochOverTensorsTakesTheFirstBatchesOfEachEpoch) {
