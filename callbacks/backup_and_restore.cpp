@@ -6,7 +6,7 @@
 
 #include "callbacks/monitor.h"
 #include "callbacks/weights_file.h"
-#include "keras/model.h"
+#include "keras/models/model.h"
 #include "optimizers/optimizer.h"
 
 namespace keras::callbacks {

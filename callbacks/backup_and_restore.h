@@ -21,7 +21,7 @@
 #include <variant>
 
 #include "callbacks/model_checkpoint.h"
-#include "keras/callback.h"
+#include "keras/models/callback.h"
 
 namespace keras::callbacks {
 

@@ -1,5 +1,5 @@
 // The built-in callbacks (keras.callbacks). Callback, CallbackList, History and ProgbarLogger
-// live in keras/callback.h and keras/progbar.h.
+// live in keras/models/callback.h and keras/models/progbar.h.
 #pragma once
 #include "callbacks/backup_and_restore.h"
 #include "callbacks/csv_logger.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "keras/callback.h"
+#include "keras/models/callback.h"
 
 namespace keras::callbacks {
 

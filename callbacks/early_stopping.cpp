@@ -3,7 +3,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "keras/model.h"
+#include "keras/models/model.h"
 
 namespace keras::callbacks {
 

@@ -17,7 +17,7 @@
 
 #include "backend/op_registry.h"
 #include "callbacks/monitor.h"
-#include "keras/callback.h"
+#include "keras/models/callback.h"
 
 namespace keras::callbacks {
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <memory>
 
-#include "keras/callback.h"
+#include "keras/models/callback.h"
 
 namespace keras::callbacks {
 

@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "callbacks/py_format.h"
-#include "keras/model.h"
-#include "keras/saving.h"
+#include "keras/models/model.h"
+#include "keras/saving/saving.h"
 
 namespace keras::callbacks {
 

@@ -22,7 +22,7 @@
 #include <variant>
 
 #include "callbacks/monitor.h"
-#include "keras/callback.h"
+#include "keras/models/callback.h"
 
 namespace keras::callbacks {
 

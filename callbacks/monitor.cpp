@@ -4,7 +4,7 @@
 #include <iostream>
 #include <limits>
 
-#include "keras/model.h"
+#include "keras/models/model.h"
 #include "metrics/metric.h"
 
 namespace keras::callbacks {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "backend/tensor.h"
-#include "keras/callback.h"
+#include "keras/models/callback.h"
 
 namespace keras::callbacks {
 

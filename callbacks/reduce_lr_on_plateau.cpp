@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
-#include "keras/model.h"
+#include "keras/models/model.h"
 #include "optimizers/optimizer.h"
 
 namespace keras::callbacks {

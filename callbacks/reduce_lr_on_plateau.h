@@ -13,7 +13,7 @@
 #include <string>
 
 #include "callbacks/monitor.h"
-#include "keras/callback.h"
+#include "keras/models/callback.h"
 
 namespace keras::callbacks {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "backend/errors.h"
-#include "keras/model.h"
+#include "keras/models/model.h"
 #include "optimizers/optimizer.h"
 
 namespace keras::callbacks {

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "callbacks/event_writer.h"
-#include "keras/callback.h"
+#include "keras/models/callback.h"
 
 namespace keras::callbacks {
 

@@ -8,7 +8,7 @@
 
 #include "backend/autodiff.h"
 #include "callbacks/monitor.h"
-#include "keras/model.h"
+#include "keras/models/model.h"
 
 namespace keras::callbacks {
 

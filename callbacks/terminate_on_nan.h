@@ -16,7 +16,7 @@
 #include <string>
 
 #include "backend/op_registry.h"
-#include "keras/callback.h"
+#include "keras/models/callback.h"
 
 namespace keras::callbacks {
 

@@ -15,7 +15,7 @@
 
 #include "backend/tensor.h"
 #include "backend/variable.h"
-#include "keras/file_util.h"
+#include "keras/utils/file_util.h"
 
 namespace keras {
 class Layer;
@@ -28,7 +28,7 @@ struct NamedTensor {
   Tensor value;
 };
 
-// Crash-safe whole-file I/O now lives in keras/file_util.h; kept reachable here for callers.
+// Crash-safe whole-file I/O now lives in keras/utils/file_util.h; kept reachable here for callers.
 using ::keras::read_file_bytes;
 using ::keras::write_file_atomic;
 

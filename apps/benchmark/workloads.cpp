@@ -13,7 +13,7 @@
 
 #include "backend/op_profile.h"
 #include "bench.h"
-#include "keras/resnet.h"
+#include "keras/applications/resnet20.h"
 
 namespace bench {
 namespace {
@@ -215,7 +215,7 @@ int run_breakdown(const Workload& w, int steps) {
     phases[p].wall += seconds_since(w0);
     phases[p].cpu += cpu_now() - c0;
   };
-  // The phases of Model::train_step (keras/trainer.cpp), through the public API; the kernels
+  // The phases of Model::train_step (keras/models/trainer.cpp), through the public API; the kernels
   // of these steps are timed per op (backend/op_profile.h).
   k::reset_op_profile();
   k::set_op_profiling(true);

@@ -1,6 +1,6 @@
 // keras-inspect: what is inside a saved Keras file, the tool to reach for when the names in a
 // file do not match a model. Reads .keras, full-model .h5 (Keras 2 or 3), Keras 3 .weights.h5
-// and legacy weights-only .h5 without building a model (keras/inspect.h).
+// and legacy weights-only .h5 without building a model (keras/saving/inspect.h).
 //
 //   keras-inspect FILE          a human-readable report: file kind, keras_version, backend; the
 //                               layers (name, class, trainable, HDF5 group); every weight (HDF5
@@ -31,7 +31,7 @@
 #include <iostream>
 #include <string>
 
-#include "keras/inspect.h"
+#include "keras/saving/inspect.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include "backend/autodiff.h"
 #include "backend/ops.h"
-#include "keras/model.h"
+#include "keras/models/model.h"
 #include "layers/concatenate.h"
 #include "layers/dense.h"
 #include "layers/dot.h"

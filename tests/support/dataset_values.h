@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "keras/dataset.h"
+#include "keras/data/dataset.h"
 
 namespace keras::testing {
 

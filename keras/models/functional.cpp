@@ -1,0 +1,291 @@
+// The functional graph of a Model: construction from KerasTensors, naming, execution.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "keras/models/conv_bn_fold.h"
+#include "keras/models/model.h"
+#include "keras/models/train_state.h"
+
+namespace keras {
+
+struct Model::Graph {
+  struct Step {
+    LayerPtr layer;
+    int node_index = 0;
+    std::vector<std::pair<int, int>> args;  // (step, output index) of each input
+    int input_position = -1;                // >= 0 for the model's own inputs
+  };
+  std::vector<KerasTensor> inputs, outputs;
+  std::vector<Step> steps;                     // topological order
+  std::vector<LayerPtr> layers;                // unique, in order of first use
+  std::vector<std::pair<int, int>> output_refs;
+  std::vector<int> last_use;                   // last step reading each step's outputs
+  // Conv2D -> BatchNormalization (-> ReLU) chains that inference may fold (keras/models/conv_bn_fold.h).
+  struct Fold {
+    int bn_step = -1, relu_step = -1;
+    detail::ConvBnFold fold;
+  };
+  std::map<int, Fold> folds;  // by the Conv2D's step
+  void find_folds();
+};
+
+// Finds the foldable chains: each step of the chain has one input, and its output is read by the
+// next step only (not by another step, not as a model output).
+void Model::Graph::find_folds() {
+  Graph& g = *this;
+  std::vector<int> readers(g.steps.size(), 0);
+  for (const auto& s : g.steps)
+    for (const auto& [src, idx] : s.args) ++readers[static_cast<size_t>(src)];
+  for (const auto& [src, idx] : g.output_refs) ++readers[static_cast<size_t>(src)];
+  auto sole_reader = [&](size_t step) {
+    if (readers[step] != 1) return -1;
+    for (size_t t = step + 1; t < g.steps.size(); ++t)
+      if (g.steps[t].args.size() == 1 && g.steps[t].args[0].first == static_cast<int>(step)) return static_cast<int>(t);
+    return -1;
+  };
+  for (size_t s = 0; s < g.steps.size(); ++s) {
+    if (g.steps[s].input_position >= 0 || g.steps[s].layer->class_name() != "Conv2D") continue;
+    const int bn = sole_reader(s);
+    if (bn < 0) continue;
+    const int relu = sole_reader(static_cast<size_t>(bn));
+    auto fold = detail::ConvBnFold::match(g.steps[s].layer, g.steps[static_cast<size_t>(bn)].layer,
+                                          relu < 0 ? nullptr : g.steps[static_cast<size_t>(relu)].layer);
+    if (fold) g.folds.emplace(static_cast<int>(s), Fold{bn, fold->folds_relu() ? relu : -1, *fold});
+  }
+}
+
+Model::Model(const std::string& name) : Layer(LayerOptions{name}), train_(std::make_unique<TrainState>()) {}
+
+Model::Model(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs, const std::string& name)
+    : Model(name) {
+  set_graph(inputs, outputs);
+}
+
+Model::Model(const KerasTensor& input, const KerasTensor& output, const std::string& name)
+    : Model(std::vector<KerasTensor>{input}, std::vector<KerasTensor>{output}, name) {}
+
+Model::~Model() = default;
+
+bool Model::has_graph() const { return graph_ != nullptr; }
+
+void Model::set_graph(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs) {
+  const std::string where = "Model '" + name() + "'";
+  if (inputs.empty() || outputs.empty()) fail<ValueError>(where, "at least one input and one output", "none");
+  auto g = std::make_unique<Graph>();
+  g->inputs = inputs;
+  g->outputs = outputs;
+  using Key = std::pair<const Layer*, int>;
+  std::map<Key, int> step_of;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& t = inputs[i];
+    if (!t.layer || t.layer->class_name() != "InputLayer")
+      fail<ValueError>(where, "inputs created by keras::layers::Input()", t.str() + " as input " + std::to_string(i));
+    Key key{t.layer.get(), t.node_index};
+    if (step_of.count(key)) fail<ValueError>(where, "distinct inputs", "input " + std::to_string(i) + " given twice");
+    step_of[key] = static_cast<int>(g->steps.size());
+    g->steps.push_back({t.layer, t.node_index, {}, static_cast<int>(i)});
+  }
+  // Iterative post-order DFS from the outputs: a node is emitted after all its inputs.
+  struct Frame { KerasTensor t; bool expanded; };
+  std::vector<Frame> stack;
+  std::set<Key> on_path;
+  for (auto it = outputs.rbegin(); it != outputs.rend(); ++it) stack.push_back({*it, false});
+  while (!stack.empty()) {
+    Frame f = stack.back();
+    stack.pop_back();
+    if (!f.t.layer) fail<ValueError>(where, "outputs built from layer calls", "a tensor without history");
+    Key key{f.t.layer.get(), f.t.node_index};
+    if (step_of.count(key)) continue;
+    const auto& nodes = f.t.layer->inbound_nodes();
+    if (f.t.node_index >= static_cast<int>(nodes.size()))
+      fail<ValueError>(where, "a recorded layer call", f.t.str());
+    const LayerNode& node = nodes[static_cast<size_t>(f.t.node_index)];
+    if (!f.expanded) {
+      if (node.inputs.empty())
+        fail<ValueError>(where, "outputs that depend only on the model's inputs",
+                         "a path from '" + f.t.layer->name() + "' that is not among the inputs",
+                         "Pass every keras::layers::Input() the outputs use.");
+      if (!on_path.insert(key).second) continue;
+      stack.push_back({f.t, true});
+      for (auto in = node.inputs.rbegin(); in != node.inputs.rend(); ++in) stack.push_back({*in, false});
+      continue;
+    }
+    on_path.erase(key);
+    Graph::Step step{f.t.layer, f.t.node_index, {}, -1};
+    for (const auto& in : node.inputs) step.args.emplace_back(step_of.at({in.layer.get(), in.node_index}), in.tensor_index);
+    step_of[key] = static_cast<int>(g->steps.size());
+    g->steps.push_back(std::move(step));
+  }
+  for (const auto& t : outputs) g->output_refs.emplace_back(step_of.at({t.layer.get(), t.node_index}), t.tensor_index);
+  g->last_use.assign(g->steps.size(), -1);
+  for (size_t s = 0; s < g->steps.size(); ++s)
+    for (const auto& [src, idx] : g->steps[s].args) g->last_use[static_cast<size_t>(src)] = static_cast<int>(s);
+  for (const auto& [src, idx] : g->output_refs) g->last_use[static_cast<size_t>(src)] = static_cast<int>(g->steps.size());
+  g->find_folds();
+  std::set<const Layer*> seen;
+  for (const auto& s : g->steps)
+    if (seen.insert(s.layer.get()).second) g->layers.push_back(s.layer);
+
+  // Deterministic names, unique within this model (decision 5).
+  std::set<std::string> used;
+  for (const auto& l : g->layers)
+    if (l->has_name() && !used.insert(l->name()).second)
+      fail<ValueError>(where, "unique layer names", "'" + l->name() + "' twice", "Rename one of the layers.");
+  for (const auto& l : g->layers) {
+    if (l->has_name()) continue;
+    std::string base = snake_case(l->class_name()), candidate = base;
+    for (int k = 1; used.count(candidate); ++k) candidate = base + "_" + std::to_string(k);
+    used.insert(candidate);
+    l->set_name(candidate);
+  }
+  graph_ = std::move(g);
+  std::vector<Shape> in_shapes;
+  for (const auto& t : inputs) in_shapes.push_back(t.shape);
+  mark_built(in_shapes);
+  // Seen from itself, a model's weights are "<layer>/<weight>".
+  for (const auto& l : graph_->layers) l->update_paths("");
+}
+
+std::vector<LayerPtr> Model::layers() const { return graph_ ? graph_->layers : tracked_; }
+std::vector<LayerPtr> Model::sublayers() const { return graph_ ? graph_->layers : tracked_; }
+
+void Model::track_layer(const LayerPtr& layer) {
+  if (!layer) fail<ValueError>("Model '" + name() + "' track", "a layer", "an empty handle");
+  for (const auto& l : tracked_)
+    if (l == layer) return;
+  if (!layer->has_name()) {
+    std::string base = snake_case(layer->class_name()), candidate = base;
+    auto taken = [&](const std::string& n) {
+      return std::any_of(tracked_.begin(), tracked_.end(), [&](const LayerPtr& l) { return l->name() == n; });
+    };
+    for (int k = 1; taken(candidate); ++k) candidate = base + "_" + std::to_string(k);
+    layer->set_name(candidate);
+  }
+  tracked_.push_back(layer);
+  layer->update_paths("");
+}
+
+LayerPtr Model::get_layer(const std::string& name) const {
+  std::string known;
+  for (const auto& l : layers()) {
+    if (l->name() == name) return l;
+    known += (known.empty() ? "" : ", ") + l->name();
+  }
+  fail<ValueError>("Model '" + this->name() + "' get_layer", "one of [" + known + "]", "'" + name + "'");
+}
+
+LayerPtr Model::get_layer(int index) const {
+  auto ls = layers();
+  if (index < 0 || index >= static_cast<int>(ls.size()))
+    fail<IndexError>("Model '" + name() + "' get_layer", "an index in [0, " + std::to_string(ls.size()) + ")",
+                     std::to_string(index));
+  return ls[static_cast<size_t>(index)];
+}
+
+const std::vector<KerasTensor>& Model::inputs() const {
+  if (!graph_) fail<StateError>("Model '" + name() + "'", "a built model", "an unbuilt one", "Call it on data first.");
+  return graph_->inputs;
+}
+
+const std::vector<KerasTensor>& Model::outputs() const {
+  if (!graph_) fail<StateError>("Model '" + name() + "'", "a built model", "an unbuilt one", "Call it on data first.");
+  return graph_->outputs;
+}
+
+void Model::update_paths(const std::string& prefix) {
+  // Called by an enclosing model: nested weights are "<model>/<layer>/<weight>" (decision 5).
+  Layer::update_paths(prefix);
+  for (const auto& l : sublayers()) l->update_paths(prefix + name() + "/");
+}
+
+void Model::validate_input(const std::vector<Shape>& shapes) const {
+  if (!graph_) return;
+  const auto& ins = graph_->inputs;
+  if (shapes.size() != ins.size())
+    fail<ValueError>("Model '" + name() + "'", std::to_string(ins.size()) + " input(s)", std::to_string(shapes.size()));
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const Shape& want = ins[i].shape;
+    bool ok = want.size() == shapes[i].size();
+    for (size_t a = 0; ok && a < want.size(); ++a) ok = want[a] < 0 || shapes[i][a] < 0 || want[a] == shapes[i][a];
+    if (!ok) {
+      // Name the first layer the input feeds: that is where the user's mental model lives.
+      std::string consumer;
+      for (const auto& s : graph_->steps)
+        for (const auto& [src, idx] : s.args)
+          if (consumer.empty() && graph_->steps[static_cast<size_t>(src)].input_position == static_cast<int>(i))
+            consumer = s.layer->where();
+      fail<ShapeError>("Model '" + name() + "' input " + std::to_string(i) + (consumer.empty() ? "" : " to " + consumer),
+                       "shape " + shape_str(want), shape_str(shapes[i]),
+                       "The data does not fit the model's input; check the Input shape or the data layout.");
+    }
+  }
+}
+
+TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
+  std::vector<Shape> shapes;
+  for (const auto& t : inputs) shapes.push_back(t.shape());
+  ensure_graph(shapes);
+  if (!graph_)
+    fail<StateError>("Model '" + name() + "'", "a functional graph or an overridden call()", "neither",
+                     "Build it from Input() tensors, or subclass Model and override call().");
+  validate_input(shapes);
+  const Graph& g = *graph_;
+  std::vector<TensorList> values(g.steps.size());
+  std::vector<char> folded(g.steps.size(), 0);  // computed by an earlier step's fold
+  for (size_t s = 0; s < g.steps.size(); ++s) {
+    const auto& step = g.steps[s];
+    if (step.input_position >= 0) {
+      values[s] = {inputs[static_cast<size_t>(step.input_position)]};
+      continue;
+    }
+    if (folded[s]) continue;
+    TensorList args;
+    args.reserve(step.args.size());
+    for (const auto& [src, idx] : step.args) args.push_back(values[static_cast<size_t>(src)][static_cast<size_t>(idx)]);
+    auto fold = g.folds.find(static_cast<int>(s));
+    if (fold != g.folds.end()) {
+      const auto& f = fold->second;
+      const auto& bn = g.steps[static_cast<size_t>(f.bn_step)];
+      const bool bn_training =
+          bn.layer->inbound_nodes()[static_cast<size_t>(bn.node_index)].args.training.value_or(ctx.training);
+      if (f.fold.applies(bn_training, args[0])) {
+        const int last = f.relu_step >= 0 ? f.relu_step : f.bn_step;
+        values[static_cast<size_t>(last)] = {f.fold.run(args[0])};
+        folded[static_cast<size_t>(f.bn_step)] = 1;
+        if (f.relu_step >= 0) folded[static_cast<size_t>(f.relu_step)] = 1;
+        for (const auto& [src, idx] : step.args)
+          if (g.last_use[static_cast<size_t>(src)] == static_cast<int>(s)) values[static_cast<size_t>(src)].clear();
+        continue;
+      }
+    }
+    const LayerNode& node = step.layer->inbound_nodes()[static_cast<size_t>(step.node_index)];
+    CallArgs call_args = node.args;
+    if (!call_args.training) call_args.training = ctx.training;
+    values[s] = (*step.layer)(args, call_args);
+    // Drop intermediates as soon as their last reader has run.
+    for (const auto& [src, idx] : step.args)
+      if (g.last_use[static_cast<size_t>(src)] == static_cast<int>(s)) values[static_cast<size_t>(src)].clear();
+  }
+  TensorList out;
+  for (const auto& [src, idx] : g.output_refs) out.push_back(values[static_cast<size_t>(src)][static_cast<size_t>(idx)]);
+  return out;
+}
+
+std::vector<Shape> Model::compute_output_shape(const std::vector<Shape>& input_shapes) {
+  ensure_graph(input_shapes);
+  if (!graph_) return Layer::compute_output_shape(input_shapes);  // subclassed: probe call()
+  validate_input(input_shapes);
+  std::vector<Shape> out;
+  for (const auto& t : graph_->outputs) out.push_back(t.shape);
+  return out;
+}
+
+std::vector<DType> Model::compute_output_dtype(const std::vector<DType>& input_dtypes) {
+  if (!graph_) return Layer::compute_output_dtype(input_dtypes);
+  std::vector<DType> out;
+  for (const auto& t : outputs()) out.push_back(t.dtype);
+  return out;
+}
+
+}  // namespace keras

@@ -1,0 +1,210 @@
+// to_keras2: a Keras 3 model object rewritten in the plain Keras 2 schema (keras-formats.md §4a),
+// the schema of legacy .h5 `model_config` that tf_keras 2.x and Keras 3 both read.
+#include <map>
+
+#include "keras/saving/detail/keras2_values.h"
+#include "keras/saving/model_config.h"
+#include "layers/layer_config.h"
+
+namespace keras {
+namespace {
+
+using model_config_detail::is_model_class;
+
+bool is_keras3_object(const json& j) {
+  return j.is_object() && j.contains("class_name") && j["class_name"].is_string() && j.contains("config") &&
+         (j.contains("module") || j.contains("registered_name"));
+}
+
+// Keras 2 names a custom class by its registered name ("package>Class").
+std::string keras2_class_name(const json& obj) {
+  if (obj.contains("registered_name") && obj["registered_name"].is_string()) {
+    std::string r = obj["registered_name"].get<std::string>();
+    if (r.find('>') != std::string::npos) return r;
+  }
+  return obj["class_name"].get<std::string>();
+}
+
+}  // namespace
+
+json keras2_values(const json& j) {
+  if (is_keras3_object(j)) return {{"class_name", keras2_class_name(j)}, {"config", keras2_values(j["config"])}};
+  if (j.is_array()) {
+    json out = json::array();
+    for (const auto& v : j) out.push_back(keras2_values(v));
+    return out;
+  }
+  if (!j.is_object()) return j;
+  json out = json::object();
+  for (const auto& [k, v] : j.items()) out[k] = k == "dtype" && v.is_object() ? json(config::dtype_from_config(v)) : keras2_values(v);
+  return out;
+}
+
+namespace {
+
+// Keras-3-only keys tf_keras does not accept, translated or dropped at their Keras 2 meaning.
+json layer_config_keras2(const std::string& cls, const json& config, const std::string& where) {
+  json c = keras2_values(config);
+  if (cls == "InputLayer") {
+    if (c.contains("batch_shape")) {
+      c["batch_input_shape"] = c["batch_shape"];
+      c.erase("batch_shape");
+    }
+    if (!c.contains("ragged")) c["ragged"] = false;
+    c.erase("optional");
+  } else if (cls == "LeakyReLU" && c.contains("negative_slope")) {
+    c["alpha"] = c["negative_slope"];
+    c.erase("negative_slope");
+  } else if (cls == "LayerNormalization" && c.contains("rms_scaling")) {
+    if (c["rms_scaling"] == true)
+      fail<ValueError>(where + " 'rms_scaling'", "false (Keras 2 has no RMS scaling)", "true",
+                       "Save this model as .keras instead.");
+    c.erase("rms_scaling");
+  }
+  if (c.contains("quantization_config") && c["quantization_config"].is_null()) c.erase("quantization_config");
+  return c;
+}
+
+json model_keras2(const json& obj, const std::string& where);
+
+// A layer entry of a Functional or Sequential config (nested models recurse).
+json entry_keras2(const json& entry, const std::string& where) {
+  if (!entry.is_object() || !entry.contains("class_name") || !entry["class_name"].is_string() ||
+      !entry.contains("config"))
+    fail<ValueError>(where, "a layer object {\"class_name\", \"config\", ...}", entry.dump().substr(0, 200));
+  const std::string cls = entry["class_name"].get<std::string>();
+  if (is_model_class(cls) && entry["config"].is_object() && entry["config"].contains("layers"))
+    return model_keras2(entry, where);
+  return {{"class_name", keras2_class_name(entry)}, {"config", layer_config_keras2(cls, entry["config"], where)}};
+}
+
+// Collects the __keras_tensor__ entries of a Keras 3 node's args, in call order.
+void collect_tensors(const json& j, std::vector<json>& out, const std::string& where) {
+  if (j.is_object() && j.value("class_name", "") == "__keras_tensor__") {
+    out.push_back(j);
+  } else if (j.is_array() || j.is_object()) {
+    for (const auto& v : j) collect_tensors(v, out, where);
+  } else {
+    fail<NotImplementedError>(where, "only tensors as call arguments", j.dump(), "Keras 2 nodes hold tensors only.");
+  }
+}
+
+class FunctionalKeras2 {
+ public:
+  FunctionalKeras2(const json& config, std::string where) : config_(config), where_(std::move(where)) {
+    for (const auto& e : config_["layers"])
+      if (e.is_object() && e.contains("name") && e.contains("class_name"))
+        class_of_[e["name"].get<std::string>()] = e["class_name"].get<std::string>();
+  }
+
+  json write() const {
+    json layers = json::array();
+    for (size_t i = 0; i < config_["layers"].size(); ++i) {
+      const json& e = config_["layers"][i];
+      std::string w = where_ + " layers[" + std::to_string(i) + "]";
+      json out = entry_keras2(e, w);
+      out["name"] = e.contains("name") ? e["name"] : e["config"].value("name", json(nullptr));
+      out["inbound_nodes"] = json::array();
+      const json nodes = e.value("inbound_nodes", json::array());
+      for (size_t n = 0; n < nodes.size(); ++n)
+        out["inbound_nodes"].push_back(node(nodes[n], w + " inbound_nodes[" + std::to_string(n) + "]"));
+      layers.push_back(std::move(out));
+    }
+    json c = {{"name", config_.value("name", json("functional"))},
+              {"trainable", config_.value("trainable", true)},
+              {"layers", std::move(layers)},
+              {"input_layers", io_refs(config_.at("input_layers"), where_ + " input_layers")},
+              {"output_layers", io_refs(config_.at("output_layers"), where_ + " output_layers")}};
+    return c;
+  }
+
+ private:
+  bool is_nested_model(const std::string& name) const {
+    auto it = class_of_.find(name);
+    return it != class_of_.end() && is_model_class(it->second);
+  }
+
+  // Keras 2 counts a nested model's first call as node 1 (node 0 is the model's own).
+  json node(const json& n, const std::string& where) const {
+    if (n.is_array()) return n;  // already a legacy node list
+    if (!n.is_object() || !n.contains("args"))
+      fail<ValueError>(where, "a node {\"args\", \"kwargs\"}", n.dump().substr(0, 200));
+    std::vector<json> tensors;
+    collect_tensors(n["args"], tensors, where + " args");
+    json kwargs = json::object();
+    if (n.contains("kwargs") && n["kwargs"].is_object())
+      for (const auto& [k, v] : n["kwargs"].items())
+        if (!v.is_null()) kwargs[k] = v;
+    json out = json::array();
+    for (const auto& t : tensors) {
+      const json& h = t["config"].at("keras_history");
+      std::string name = h.at(0).get<std::string>();
+      int index = h.at(1).get<int>() + (is_nested_model(name) ? 1 : 0);
+      out.push_back(json::array({name, index, h.at(2), kwargs}));
+    }
+    return out;
+  }
+
+  // Keras 3 already adds 1 for a nested Functional here, but not for a nested Sequential.
+  json io_ref(const json& r, const std::string& where) const {
+    if (!r.is_array() || r.size() != 3 || !r[0].is_string() || !r[1].is_number_integer())
+      fail<ValueError>(where, "a [layer, node, tensor] triple", r.dump());
+    std::string name = r[0].get<std::string>();
+    bool sequential = class_of_.count(name) && class_of_.at(name) == "Sequential";
+    return json::array({name, r[1].get<int>() + (sequential && !legacy() ? 1 : 0), r[2]});
+  }
+
+  json io_refs(const json& refs, const std::string& where) const {
+    json out = json::array();
+    if (refs.is_array() && !refs.empty() && refs[0].is_string()) {
+      out.push_back(io_ref(refs, where));
+    } else if (refs.is_array() || refs.is_object()) {  // list, or dict flattened by sorted key
+      for (const auto& r : refs) out.push_back(io_ref(r, where));
+    } else {
+      fail<ValueError>(where, "a triple or a list of triples", refs.dump());
+    }
+    return out;
+  }
+
+  bool legacy() const {
+    for (const auto& e : config_["layers"])
+      for (const auto& n : e.value("inbound_nodes", json::array()))
+        if (n.is_array()) return true;
+    return false;
+  }
+
+  const json& config_;
+  std::string where_;
+  std::map<std::string, std::string> class_of_;
+};
+
+json model_keras2(const json& obj, const std::string& where) {
+  if (!obj.is_object() || !obj.contains("class_name") || !obj["class_name"].is_string())
+    fail<ValueError>(where, "a model object {\"class_name\", \"config\"}", obj.dump().substr(0, 200));
+  const std::string cls = obj["class_name"].get<std::string>();
+  if (!is_model_class(cls)) return entry_keras2(obj, where);  // a registered custom model class
+  const json& config = obj.contains("config") ? obj["config"] : json();
+  const bool bare_list = cls == "Sequential" && config.is_array();
+  if (!bare_list && (!config.is_object() || !config.contains("layers") || !config["layers"].is_array()))
+    fail<ValueError>(where + " 'config'", "an object with a 'layers' list", config.dump().substr(0, 200));
+  if (cls == "Sequential") {
+    const json& entries = bare_list ? config : config["layers"];
+    json layers = json::array();
+    for (size_t i = 0; i < entries.size(); ++i)
+      layers.push_back(entry_keras2(entries[i], where + " layers[" + std::to_string(i) + "]"));
+    json c = {{"name", bare_list ? json("sequential") : config.value("name", json("sequential"))},
+              {"layers", std::move(layers)}};
+    // tf_keras ignores it; written only when it matters, so that a frozen Sequential stays frozen here.
+    if (!bare_list && config.value("trainable", true) == false) c["trainable"] = false;
+    return {{"class_name", "Sequential"}, {"config", std::move(c)}};
+  }
+  for (const char* key : {"input_layers", "output_layers"})
+    if (!config.contains(key)) fail<ValueError>(where + " 'config'", std::string("a '") + key + "' entry", "none");
+  return {{"class_name", "Functional"}, {"config", FunctionalKeras2(config, where).write()}};
+}
+
+}  // namespace
+
+json to_keras2(const json& keras3_object) { return model_keras2(keras3_object, "to_keras2: model config"); }
+
+}  // namespace keras

@@ -1,0 +1,86 @@
+// Model configs: the architecture of a Functional or Sequential model as Keras JSON, in the two
+// schemas Keras uses (keras-formats.md §4), and rebuilding a model from either.
+//
+//   json k3 = keras::serialize_model(model);      // Keras 3 object (config.json, to_json)
+//   json k2 = keras::to_keras2(k3);               // Keras 2 schema (legacy .h5 model_config)
+//   auto rebuilt = keras::model_from_config(k2);  // reads both (and every variant listed below)
+//
+// Only the architecture travels: weights, compile_config and files are elsewhere. Nothing read
+// from a config can run code: every class must be in the layer registry (layers/layer_registry.h),
+// where "Functional", "Model" and "Sequential" are registered too, so nested models rebuild through
+// layer_from_config.
+//
+// Node indices (settled against Keras 3.15 and tf_keras 2.21): a layer's node index counts only its
+// calls inside the saved graph. Keras 3 `keras_history` uses that index as is; Keras 3
+// input_layers/output_layers add 1 for a nested Functional (not a Sequential). Keras 2 node lists
+// and input/output layers add 1 for every nested model (its node 0 is its own internal node).
+#pragma once
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "keras/models/model.h"
+
+namespace keras {
+
+using json = nlohmann::json;
+
+// The Keras 3 object of a Functional (module "keras.src.models.functional", registered_name
+// "Functional") or Sequential (module "keras") model: {"module", "class_name", "config",
+// "registered_name", "build_config"}; every layer inside is a Keras 3 object (built-ins: module
+// "keras.layers", registered_name null; custom classes registered with a package:
+// registered_name "package>Class"), layer dtypes are DTypePolicy objects, functional layer entries
+// carry "name" and "inbound_nodes" ({"args", "kwargs"} with __keras_tensor__ entries).
+// A model subclass is written as its registered class (custom object) when it is registered.
+// Throws NotImplementedError for a layer that cannot be serialized (OpLayer: keras ops on
+// KerasTensors), TypeError for a class not in the layer registry (a subclassed model, an
+// unregistered custom layer). An unbuilt Sequential is written without InputLayer and build
+// shapes, as Keras does.
+json serialize_model(const Model& model);
+
+// The Keras 2 schema of a Keras 3 model object (what tf.keras writes into a legacy .h5
+// `model_config`, readable by tf_keras 2.x and Keras 3): {"class_name", "config"} objects at every
+// level (custom classes as class_name "package>Class"), no module/registered_name/build_config,
+// dtype strings, InputLayer batch_input_shape, legacy node lists [[layer, node, tensor, kwargs]],
+// class_name "Functional", Sequential config {"name", "layers"}. Keras-3-only config keys are
+// translated (LeakyReLU negative_slope -> alpha) or dropped when at their Keras 2 meaning.
+// Throws ValueError naming the entry for a config that is not a Keras 3 model object or that
+// Keras 2 cannot express (LayerNormalization rms_scaling=true).
+// Known Keras limitation: Keras 3 misreads Keras 2 node lists that reference a nested model (it
+// ignores the +1 offset), so an .h5 with nested models loads in tf_keras but not in Keras 3.
+json to_keras2(const json& keras3_object);
+
+// Rebuilds a model from a Keras 3 or Keras 2 object: class_name "Functional", "Model" or
+// "Sequential" (or a registered custom model class); any module (keras.src.models.functional,
+// keras.src.engine.functional, ...); Keras 3 nodes {"args","kwargs"} or legacy node lists; bare
+// triples, lists or dicts (sorted by key, as Keras flattens them) in input_layers/output_layers;
+// InputLayer batch_shape or batch_input_shape; a Keras 2 Sequential whose first layer carries
+// batch_input_shape; a bare-list Sequential config (Keras <= 2.2); dtype strings or policy
+// objects; nested models; layers shared at different depths (rebuilt with a worklist). Weights
+// are fresh (initializers); copy weights separately.
+// Throws TypeError for an unknown class (naming it and listing the registered ones), ValueError
+// naming the JSON entry for a config of the wrong schema (not an object, missing layers, a node
+// naming an unknown layer, a bad node/tensor index, an unresolvable graph), NotImplementedError
+// for call arguments this framework cannot replay (masks, constants, lambdas). Shape errors of
+// the rebuilt graph propagate from the layers.
+std::shared_ptr<Model> model_from_config(const json& object);
+
+// Keras 3 `model.to_json()`: the serialize_model object as text (Keras 3 adds no keras_version
+// or backend keys). `indent` < 0 writes one line.
+std::string to_json(const Model& model, int indent = -1);
+
+// `keras.models.model_from_json`: parses `text` and calls model_from_config. Throws ValueError
+// naming the byte position on a JSON parse error.
+std::shared_ptr<Model> model_from_json(const std::string& text);
+
+namespace model_config_detail {
+// Functional/Sequential configs (the inner "config" of the object); used by the registry
+// factories of "Functional", "Model" and "Sequential".
+std::shared_ptr<Model> functional_from_config(const json& config);
+std::shared_ptr<Model> sequential_from_config(const json& config);
+// True for the class names of Keras models in either schema.
+bool is_model_class(const std::string& class_name);
+}  // namespace model_config_detail
+
+}  // namespace keras

@@ -1,0 +1,176 @@
+// serialize_model and to_json: a model's architecture as the Keras 3 object (keras-formats.md §4b).
+#include <map>
+#include <set>
+#include <typeinfo>
+
+#include "keras/saving/model_config.h"
+#include "keras/models/sequential.h"
+#include "layers/layer_config.h"
+#include "layers/layer_registry.h"
+
+namespace keras {
+namespace {
+
+json dtype_policy(const std::string& name) { return config::keras_object("keras", "DTypePolicy", {{"name", name}}); }
+
+bool is_exact_functional(const Layer& l) { return typeid(l) == typeid(Model); }
+bool is_exact_sequential(const Layer& l) { return typeid(l) == typeid(Sequential); }
+
+json build_shapes_json(const std::vector<Shape>& shapes) {
+  if (shapes.size() == 1) return config::shape_to_json(shapes[0]);
+  json out = json::array();
+  for (const auto& s : shapes) out.push_back(config::shape_to_json(s));
+  return out;
+}
+
+json serialize_layer(const Layer& layer);
+
+// A layer that is not a Functional/Sequential model: its registered class and get_config().
+json serialize_plain_layer(const Layer& layer) {
+  const std::string cls = layer.class_name();
+  if (cls == "OpLayer")
+    fail<NotImplementedError>("serialize_model: " + layer.where(), "layers that can be saved",
+                              "an OpLayer (keras ops or arithmetic on KerasTensors)",
+                              "Use the merge layers (Add, Subtract, Multiply, ...) or a registered custom layer "
+                              "for models you save.");
+  if (dynamic_cast<const Model*>(&layer) && model_config_detail::is_model_class(cls))
+    fail<TypeError>("serialize_model: " + layer.where(), "a functional or Sequential model, or a registered class",
+                    "a subclassed model", "Build it with the functional API, or give it its own class_name() "
+                    "and register it with keras::register_layer(class_name, factory, package).");
+  if (!is_layer_registered(cls))
+    fail<TypeError>("serialize_model: " + layer.where(), "a class in the layer registry", "'" + cls + "'",
+                    "Register it with keras::register_layer(\"" + cls +
+                        "\", factory, \"package\") so that the saved model can be loaded.");
+  json config = layer.get_config();
+  // Keras 3 writes layer dtypes as DTypePolicy objects; InputLayer keeps a plain dtype name.
+  if (cls != "InputLayer" && config.contains("dtype") && config["dtype"].is_string())
+    config["dtype"] = dtype_policy(config["dtype"].get<std::string>());
+  // Keras 3's SpatialDropout2D neither writes nor accepts `trainable` (it is weightless).
+  if (cls == "SpatialDropout2D") config.erase("trainable");
+  const std::string registered = registered_layer_name(cls);
+  json obj;
+  if (registered.empty()) {
+    obj = config::keras_object("keras.layers", cls, config);
+  } else {
+    // Keras writes the Python module; the package is the closest thing a C++ class has.
+    obj = config::keras_object(registered.substr(0, registered.find('>')), cls, config);
+    obj["registered_name"] = registered;
+  }
+  if (layer.built() && cls != "InputLayer") obj["build_config"] = {{"input_shape", build_shapes_json(layer.build_input_shapes())}};
+  return obj;
+}
+
+// The (layer, node) pairs of a model's graph: every call reachable backwards from the outputs.
+std::map<const Layer*, std::set<int>> graph_nodes(const Model& model) {
+  std::map<const Layer*, std::set<int>> nodes;
+  std::vector<KerasTensor> stack(model.outputs().begin(), model.outputs().end());
+  stack.insert(stack.end(), model.inputs().begin(), model.inputs().end());  // inputs the outputs ignore
+  while (!stack.empty()) {
+    KerasTensor t = stack.back();
+    stack.pop_back();
+    if (!nodes[t.layer.get()].insert(t.node_index).second) continue;
+    for (const auto& in : t.layer->inbound_nodes()[static_cast<size_t>(t.node_index)].inputs) stack.push_back(in);
+  }
+  return nodes;
+}
+
+class FunctionalWriter {
+ public:
+  explicit FunctionalWriter(const Model& model) : model_(model), nodes_(graph_nodes(model)) {}
+
+  json write() const {
+    json layers = json::array();
+    for (const auto& l : model_.layers()) {
+      json entry = serialize_layer(*l);
+      entry["name"] = l->name();
+      entry["inbound_nodes"] = json::array();
+      for (int n : nodes_.at(l.get())) {
+        const LayerNode& node = l->inbound_nodes()[static_cast<size_t>(n)];
+        if (node.inputs.empty()) continue;  // an InputLayer's own node
+        entry["inbound_nodes"].push_back(write_node(node));
+      }
+      layers.push_back(std::move(entry));
+    }
+    json config = {{"name", model_.name()}, {"trainable", model_.trainable()}, {"layers", std::move(layers)},
+                   {"input_layers", refs(model_.inputs())}, {"output_layers", refs(model_.outputs())}};
+    return {{"module", "keras.src.models.functional"}, {"class_name", "Functional"}, {"config", std::move(config)},
+            {"registered_name", "Functional"}, {"build_config", {{"input_shape", nullptr}}}};
+  }
+
+ private:
+  // A node's index among the calls of its layer inside this graph.
+  int relative_index(const KerasTensor& t) const {
+    const auto& own = nodes_.at(t.layer.get());
+    return static_cast<int>(std::distance(own.begin(), own.find(t.node_index)));
+  }
+
+  json keras_tensor(const KerasTensor& t) const {
+    return {{"class_name", "__keras_tensor__"},
+            {"config",
+             {{"shape", config::shape_to_json(t.shape)},
+              {"dtype", dtype_name(t.dtype)},
+              {"keras_history", {t.layer->name(), relative_index(t), t.tensor_index}}}}};
+  }
+
+  // One tensor is the call's argument; several travel as one list argument (Add()([a, b])).
+  json write_node(const LayerNode& node) const {
+    json args = json::array();
+    if (node.inputs.size() == 1) {
+      args.push_back(keras_tensor(node.inputs[0]));
+    } else {
+      json list = json::array();
+      for (const auto& t : node.inputs) list.push_back(keras_tensor(t));
+      args.push_back(std::move(list));
+    }
+    json kwargs = json::object();
+    if (node.args.training) kwargs["training"] = *node.args.training;
+    return {{"args", std::move(args)}, {"kwargs", std::move(kwargs)}};
+  }
+
+  // Keras 3 counts a nested Functional's first call as node 1 here (not in keras_history).
+  json ref(const KerasTensor& t) const {
+    int offset = is_exact_functional(*t.layer) ? 1 : 0;
+    return json::array({t.layer->name(), relative_index(t) + offset, t.tensor_index});
+  }
+
+  json refs(const std::vector<KerasTensor>& ts) const {
+    if (ts.size() == 1) return ref(ts[0]);
+    json out = json::array();
+    for (const auto& t : ts) out.push_back(ref(t));
+    return out;
+  }
+
+  const Model& model_;
+  std::map<const Layer*, std::set<int>> nodes_;
+};
+
+json serialize_sequential(const Sequential& model) {
+  json layers = json::array();
+  json config = {{"name", model.name()}, {"trainable", model.trainable()}, {"dtype", dtype_policy("float32")}};
+  json build_config;
+  if (model.built()) {
+    const KerasTensor& input = model.inputs().at(0);
+    layers.push_back(serialize_layer(*input.layer));
+    config["build_input_shape"] = config::shape_to_json(input.shape);
+    build_config = {{"input_shape", config::shape_to_json(input.shape)}};
+  }
+  for (const auto& l : model.layers()) layers.push_back(serialize_layer(*l));
+  config["layers"] = std::move(layers);
+  json obj = config::keras_object("keras", "Sequential", config);
+  if (!build_config.is_null()) obj["build_config"] = std::move(build_config);
+  return obj;
+}
+
+json serialize_layer(const Layer& layer) {
+  if (is_exact_sequential(layer)) return serialize_sequential(static_cast<const Sequential&>(layer));
+  if (is_exact_functional(layer)) return FunctionalWriter(static_cast<const Model&>(layer)).write();
+  return serialize_plain_layer(layer);
+}
+
+}  // namespace
+
+json serialize_model(const Model& model) { return serialize_layer(model); }
+
+std::string to_json(const Model& model, int indent) { return serialize_model(model).dump(indent); }
+
+}  // namespace keras

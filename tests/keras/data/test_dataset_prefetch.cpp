@@ -1,0 +1,167 @@
+// prefetch over batches of random source rows (keras/data/dataset_copy.h): no producer thread, the
+// copy shared between an idle-priority thread and the consumer. Same batches as the
+// element-by-element path whoever copies which chunk; the idle thread really runs at SCHED_IDLE
+// and never outlives its iterator.
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "backend/ops.h"
+#include "keras/data/dataset.h"
+#include "keras/data/dataset_copy.h"
+#include "support/threads.h"
+
+using namespace keras;
+using keras::data::Dataset;
+using keras::data::Element;
+using keras::testing::back_to;
+using keras::testing::thread_count;
+using keras::testing::threads_with_policy;
+
+namespace {
+
+// 600 rows of 1000 floats (4 KB: 8 rows a 32 KB chunk) and an int64 label.
+std::pair<Dataset, Dataset> fast_and_slow() {
+  Tensor x = Tensor::arange(0, 600 * 1000).view({600, 1000}).astype(DType::float32);
+  Tensor y = Tensor::arange(0, 600, 1, DType::int64);
+  auto src = Dataset::from_tensor_slices({x, y});
+  auto slow = src.map([](const Element& e) { return e; });  // no row lists: element by element
+  return {src, slow};
+}
+
+std::vector<std::vector<float>> values(const Element& e, size_t component) {
+  return {e[component].astype(DType::float32).to_vector<float>()};
+}
+
+// A source of float rows that gathers in parts, to drive a BatchCopy by hand.
+class FloatRows : public data::detail::Node {
+ public:
+  explicit FloatRows(Tensor x) : x_(std::move(x)) {}
+  std::unique_ptr<data::detail::IteratorImpl> make_iterator() const override { return nullptr; }
+  int64_t cardinality() const override { return x_.dim(0); }
+  std::string name() const override { return "FloatRows"; }
+  bool gathers_in_parts() const override { return true; }
+  Element gather_allocate(int64_t count) const override { return {Tensor::empty({count, x_.dim(1)})}; }
+  void gather_rows(const std::vector<int64_t>& rows, int64_t begin, int64_t end, Element& batch) const override {
+    const int64_t cols = x_.dim(1);
+    for (int64_t r = begin; r < end; ++r)
+      std::copy_n(x_.data<float>() + rows[static_cast<size_t>(r)] * cols, cols, batch[0].data<float>() + r * cols);
+  }
+
+ private:
+  Tensor x_;
+};
+
+}  // namespace
+
+TEST(DatasetPrefetch, RowBatchesMatchTheElementPathWhoeverCopies) {
+  auto [src, slow] = fast_and_slow();
+  for (int64_t batch : {int64_t{1}, int64_t{7}, int64_t{64}, int64_t{250}}) {
+    std::vector<Element> expected;
+    for (const Element& e : slow.shuffle(600, 9).batch(batch).iterator()) expected.push_back(e);
+    // pause 0: the consumer copies most chunks; pause 20 ms (large batches only, to stay
+    // quick): the idle thread has copied the batches ahead before the consumer asks.
+    for (int pause_ms : {0, 20}) {
+      if (pause_ms && batch < 64) continue;
+      auto it = src.shuffle(600, 9).batch(batch).prefetch(3).iterator();
+      size_t i = 0;
+      while (auto e = it.next()) {
+        ASSERT_LT(i, expected.size());
+        for (size_t c = 0; c < 2; ++c)
+          EXPECT_EQ(values(*e, c), values(expected[i], c)) << "batch size " << batch << ", batch " << i;
+        ++i;
+        if (pause_ms) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      }
+      EXPECT_EQ(i, expected.size());
+    }
+  }
+}
+
+TEST(DatasetPrefetch, CopiesOnOneIdlePriorityThreadJoinedWithItsIterator) {
+  auto [src, slow] = fast_and_slow();
+  ops::add(Tensor::ones({4}), 1.0);  // warm up any OpenMP pool before the baseline
+  const int baseline = thread_count(), idle_before = threads_with_policy(SCHED_IDLE);
+  auto ds = src.shuffle(600, 4).batch(32).prefetch(2);
+  {
+    auto it = ds.iterator();
+    ASSERT_TRUE(it.next().has_value());
+    EXPECT_EQ(thread_count(), baseline + 1);  // the copier; no producer thread
+    EXPECT_EQ(threads_with_policy(SCHED_IDLE), idle_before + 1);
+    while (it.next()) {
+    }
+  }
+  EXPECT_TRUE(back_to(baseline));
+  {
+    auto it = ds.repeat().iterator();  // abandoned mid-stream while batches are in flight
+    for (int i = 0; i < 5; ++i) it.next();
+  }
+  EXPECT_TRUE(back_to(baseline));
+  EXPECT_EQ(threads_with_policy(SCHED_IDLE), idle_before);
+}
+
+TEST(DatasetPrefetch, StagesBetweenBatchAndPrefetchGiveTheSameBatches) {
+  auto [src, slow] = fast_and_slow();
+  auto expected_ds = slow.shuffle(600, 2).batch(50).take(5);
+  std::vector<std::vector<float>> expected;
+  for (const Element& e : expected_ds.iterator()) expected.push_back(values(e, 0)[0]);
+  std::vector<std::vector<float>> got;
+  for (const Element& e : src.shuffle(600, 2).batch(50).take(5).prefetch(2).iterator())
+    got.push_back(values(e, 0)[0]);
+  EXPECT_EQ(got, expected);
+}
+
+TEST(DatasetPrefetch, TheConsumerWaitsBrieflyForAChunkInFlightThenCopiesAfresh) {
+  // 100 rows of 8 KB: 4 rows a chunk. A helper claims chunk 0 and stalls (an idle-priority thread
+  // that gets no core); a helper that finishes within the wait is waited for.
+  auto source = std::make_shared<FloatRows>(Tensor::arange(0, 100 * 2048).view({100, 2048}).astype(DType::float32));
+  std::vector<int64_t> rows;
+  for (int64_t i = 99; i >= 0; --i) rows.push_back(i);
+  std::vector<float> expected;
+  for (int64_t r : rows)
+    for (int64_t c = 0; c < 2048; ++c) expected.push_back(static_cast<float>(r * 2048 + c));
+
+  Element target = source->gather_allocate(100);
+  data::detail::BatchCopy stalled(source, rows, target);
+  auto chunk = stalled.claim();
+  ASSERT_TRUE(chunk.has_value());
+  Element got = stalled.finish(std::chrono::milliseconds(1));
+  EXPECT_NE(got[0].raw_data(), target[0].raw_data());  // fresh tensors, not the ones in flight
+  EXPECT_EQ(got[0].to_vector<float>(), expected);
+  stalled.copy(*chunk);  // the helper finishes late, into the tensors it was given
+  EXPECT_EQ(got[0].to_vector<float>(), expected);
+
+  target = source->gather_allocate(100);
+  data::detail::BatchCopy slow(source, rows, target);
+  chunk = slow.claim();
+  std::thread helper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    slow.copy(*chunk);
+  });
+  got = slow.finish(std::chrono::seconds(10));
+  helper.join();
+  EXPECT_EQ(got[0].raw_data(), target[0].raw_data());
+  EXPECT_EQ(got[0].to_vector<float>(), expected);
+}
+
+TEST(DatasetPrefetch, RowCopyEqualsOneRowAfterAnother) {
+  // Rows under 256 bytes go one by one; longer ones eight at a time, a cache line of each in
+  // turn, with a partial line at the end when the row length is not a multiple of 64.
+  for (size_t row_bytes : {size_t{1}, size_t{12}, size_t{255}, size_t{256}, size_t{300}, size_t{3136}, size_t{4099}}) {
+    const int64_t source_rows = 40;
+    std::vector<char> src(row_bytes * source_rows);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7 + i / 251);
+    for (int64_t n : {0, 1, 7, 8, 9, 17, 40}) {
+      std::vector<int64_t> idx;
+      for (int64_t r = 0; r < n; ++r) idx.push_back((r * 13 + 5) % source_rows);  // out of order
+      if (n > 2) idx[2] = idx[0];                                                 // and repeated
+      std::vector<char> want(row_bytes * static_cast<size_t>(n) + 1, 'x'), got = want;
+      for (int64_t r = 0; r < n; ++r)
+        std::memcpy(want.data() + r * row_bytes, src.data() + idx[static_cast<size_t>(r)] * row_bytes, row_bytes);
+      data::detail::copy_rows(got.data(), src.data(), row_bytes, idx.data(), n);
+      EXPECT_EQ(got, want) << row_bytes << " bytes a row, " << n << " rows";
+    }
+  }
+}

@@ -1,0 +1,235 @@
+// Inference folds Conv2D -> BatchNormalization (-> ReLU) chains into one convolution
+// (keras/models/conv_bn_fold.h): same values as the layers run one by one, only where it is allowed.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "backend/op_profile.h"
+#include "keras/keras.h"
+#include "keras/applications/resnet20.h"
+
+using namespace keras;
+namespace L = keras::layers;
+
+namespace {
+
+float max_abs_diff(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  auto va = a.to_vector<float>(), vb = b.to_vector<float>();
+  float m = 0;
+  for (size_t i = 0; i < va.size(); ++i) m = std::max(m, std::abs(va[i] - vb[i]));
+  return m;
+}
+
+// Non-trivial BatchNormalization weights: each N(0, stddev), variances squared plus a floor,
+// gammas shifted by gamma_offset.
+void randomize(const LayerPtr& bn, uint64_t seed, double stddev = 1, double variance_floor = 0.1, double gamma_offset = 0) {
+  TensorList w;
+  for (const auto& v : bn->weights()) {
+    Tensor r = random::normal(v.shape(), 0, stddev, seed++);
+    if (v.name().find("variance") != std::string::npos) r = ops::add(ops::multiply(r, r), variance_floor);
+    if (v.name().find("gamma") != std::string::npos) r = ops::add(r, gamma_offset);
+    w.push_back(r);
+  }
+  bn->set_weights(w);
+}
+
+// How often `f` runs each op.
+template <class F>
+std::map<std::string, uint64_t> ops_run(F&& f) {
+  reset_op_profile();
+  set_op_profiling(true);
+  f();
+  set_op_profiling(false);
+  std::map<std::string, uint64_t> calls;
+  for (const auto& e : op_profile()) calls[e.op] += e.calls;
+  return calls;
+}
+
+struct Chain {
+  L::Conv2D conv;
+  L::BatchNormalization bn;
+  L::ReLU relu;
+  std::shared_ptr<Model> model;
+  // The chain run layer by layer, in inference mode: the reference.
+  Tensor reference(const Tensor& x) const {
+    Tensor y = (*conv)(TensorList{x})[0];
+    y = (*bn)(TensorList{y}, CallArgs{.training = false})[0];
+    return (*relu)(TensorList{y})[0];
+  }
+};
+
+Chain make_chain(bool use_bias, bool center, bool scale, int64_t groups = 1) {
+  auto in = L::Input({9, 7, 4});
+  Chain c{L::Conv2D({.filters = 6, .kernel_size = 3, .strides = 2, .padding = "same", .groups = groups, .use_bias = use_bias,
+                     .bias_initializer = "glorot_uniform"}),
+          L::BatchNormalization({.epsilon = 1e-3, .center = center, .scale = scale}), L::ReLU(), nullptr};
+  c.model = std::make_shared<Model>(in, c.relu(c.bn(c.conv(in))));
+  randomize(c.bn, 11);
+  return c;
+}
+
+}  // namespace
+
+TEST(ConvBnFold, PredictMatchesTheLayersRunOneByOneWithoutRunningThem) {
+  Tensor x = random::normal({3, 9, 7, 4}, 0, 1, uint64_t{5});
+  for (bool use_bias : {false, true})
+    for (bool center : {false, true})
+      for (bool scale : {false, true})
+        for (int64_t groups : {1, 2}) {
+          Chain c = make_chain(use_bias, center, scale, groups);
+          Tensor folded;
+          auto names = ops_run([&] { folded = c.model->predict_on_batch(x); });
+          EXPECT_EQ(names.count("batch_norm_inference"), 0u) << "not folded";
+          EXPECT_EQ(names.count("relu"), 0u) << "ReLU not fused";
+          EXPECT_LT(max_abs_diff(folded, c.reference(x)), 2e-5f) << use_bias << center << scale << groups;
+        }
+}
+
+TEST(ConvBnFold, FoldedWeightsFollowWeightChanges) {
+  Chain c = make_chain(true, true, true);
+  Tensor x = random::normal({2, 9, 7, 4}, 0, 1, uint64_t{6});
+  Tensor before = c.model->predict_on_batch(x);
+  randomize(c.bn, 40);  // new moving statistics, gamma and beta
+  Tensor after = c.model->predict_on_batch(x);
+  EXPECT_GT(max_abs_diff(before, after), 1e-2f);
+  EXPECT_LT(max_abs_diff(after, c.reference(x)), 2e-5f);
+  // A training step changes the kernel and the statistics; inference follows.
+  c.model->compile({.optimizer = optimizers::SGD({.learning_rate = 0.1}), .loss = "mse"});
+  c.model->train_on_batch(x, ops::multiply(before, 0.5));
+  EXPECT_LT(max_abs_diff(c.model->predict_on_batch(x), c.reference(x)), 2e-5f);
+}
+
+TEST(ConvBnFold, NotFoldedWhenGradientsAreRecordedOrBatchNormTrains) {
+  Chain c = make_chain(true, true, true);
+  Tensor x = random::normal({2, 9, 7, 4}, 0, 1, uint64_t{7});
+  // Fine-tuning with inference-mode BatchNormalization under a tape: the kernel gets gradients.
+  TensorList grads;
+  auto names = ops_run([&] {
+    GradientTape tape;
+    Tensor y = (*c.model)(TensorList{x}, CallArgs{.training = false})[0];
+    grads = tape.gradient(ops::sum(y), {c.conv->kernel().value()});
+  });
+  EXPECT_EQ(names["batch_norm_inference"], 1u);
+  ASSERT_TRUE(grads[0].defined());
+  // Training mode normalizes with the batch statistics, without any tape too.
+  Tensor moving = c.bn->moving_mean().value().clone();
+  names = ops_run([&] { (*c.model)(TensorList{x}, CallArgs{.training = true}); });
+  EXPECT_EQ(names["batch_norm_train"], 1u);
+  EXPECT_GT(max_abs_diff(moving, c.bn->moving_mean().value()), 0.0f);
+  // A frozen BatchNormalization runs in inference mode even when called with training=true.
+  c.bn->set_trainable(false);
+  Tensor y;
+  names = ops_run([&] { y = (*c.model)(TensorList{x}, CallArgs{.training = true})[0]; });
+  EXPECT_EQ(names.count("batch_norm_inference") + names.count("batch_norm_train"), 0u);
+  EXPECT_LT(max_abs_diff(y, c.reference(x)), 2e-5f);
+}
+
+TEST(ConvBnFold, ChainsWhoseIntermediatesAreReadElsewhereAreNotFolded) {
+  auto in = L::Input({6, 6, 3});
+  auto conv = L::Conv2D({.filters = 4, .kernel_size = 3});
+  auto bn = L::BatchNormalization();
+  auto bn2 = L::BatchNormalization();
+  auto conv_act = L::Conv2D({.filters = 4, .kernel_size = 1, .activation = "relu"});
+  auto relu = L::ReLU({.max_value = 6.0});
+  auto c = conv(in);
+  auto n = bn(c);
+  // conv's output is also a model output, and conv_act applies its activation before bn2: neither
+  // chain may fold.
+  auto model = std::make_shared<Model>(std::vector<KerasTensor>{in},
+                                       std::vector<KerasTensor>{c, relu(bn2(conv_act(n)))});
+  randomize(bn, 3);
+  randomize(bn2, 9);
+  Tensor x = random::normal({2, 6, 6, 3}, 0, 1, uint64_t{8});
+  TensorList out;
+  auto names = ops_run([&] { out = model->predict_on_batch(TensorList{x}); });
+  EXPECT_EQ(names["batch_norm_inference"], 2u);
+  Tensor ref_c = (*conv)(TensorList{x})[0];
+  Tensor ref_n = (*bn)(TensorList{ref_c})[0];
+  Tensor ref = (*relu)((*bn2)((*conv_act)(TensorList{ref_n})))[0];
+  EXPECT_LT(max_abs_diff(out[0], ref_c), 1e-6f);
+  EXPECT_LT(max_abs_diff(out[1], ref), 1e-5f);
+}
+
+TEST(ConvBnFold, ResNetPredictMatchesTheUnfoldedGraph) {
+  // ResNet-20: 19 Conv2D -> BatchNormalization chains, 10 with a ReLU of their own; the rest end
+  // in Add -> ReLU. Under a tape nothing folds, which gives the reference.
+  set_random_seed(12);
+  auto model = applications::ResNet20({.input_shape = {8, 8, 3}, .classifier_activation = "linear"});
+  for (const auto& l : model->layers())
+    if (l->class_name() == "BatchNormalization") randomize(l, 100, 0.3, 0.5, 1.0);
+  Tensor x = random::normal({4, 8, 8, 3}, 0, 1, uint64_t{13});
+  Tensor folded;
+  auto names = ops_run([&] { folded = model->predict_on_batch(x); });
+  EXPECT_EQ(names["batch_norm_inference"], 0u);
+  Tensor reference;
+  {
+    GradientTape tape;
+    reference = (*model)(TensorList{x}, CallArgs{.training = false})[0];
+  }
+  // Twenty layers deep, float32 rounding of the two orders of computation adds up: compare
+  // relative to the logits' scale.
+  float scale = 0;
+  for (float v : reference.to_vector<float>()) scale = std::max(scale, std::abs(v));
+  EXPECT_LT(max_abs_diff(folded, reference), 1e-5f * scale) << "logits up to " << scale;
+}
+
+namespace {
+
+// in -> conv1 -> bn1 -> relu -> conv2 -> bn2 -> relu -> average -> dense, with the four backbone
+// layers frozen except those named in `trainable`. Same seed, same weights every time.
+std::shared_ptr<Model> backbone_model(const std::set<std::string>& trainable) {
+  set_random_seed(21);
+  auto in = L::Input({8, 8, 3});
+  auto x = L::ReLU()(L::BatchNormalization({.name = "bn1"})(L::Conv2D({.filters = 6, .kernel_size = 3, .name = "conv1"})(in)));
+  x = L::ReLU()(L::BatchNormalization({.name = "bn2"})(L::Conv2D({.filters = 5, .kernel_size = 3, .name = "conv2"})(x)));
+  auto out = L::Dense({.units = 3})(L::GlobalAveragePooling2D()(x));
+  auto model = std::make_shared<Model>(in, out);
+  randomize(model->get_layer("bn1"), 50, 0.5, 0.3);
+  randomize(model->get_layer("bn2"), 60, 0.5, 0.3);
+  for (const char* name : {"conv1", "bn1", "conv2", "bn2"}) model->get_layer(name)->set_trainable(trainable.count(name) > 0);
+  model->compile({.optimizer = optimizers::Adam({.learning_rate = 0.01}), .loss = "mse"});
+  return model;
+}
+
+// Three training steps; the ops they ran and the weights after them.
+std::pair<std::map<std::string, uint64_t>, TensorList> train(const std::shared_ptr<Model>& model) {
+  Tensor x = random::normal({4, 8, 8, 3}, 0, 1, uint64_t{60});
+  Tensor y = random::normal({4, 3}, 0, 1, uint64_t{61});
+  auto names = ops_run([&] {
+    for (int i = 0; i < 3; ++i) model->train_on_batch(x, y);
+  });
+  return {names, model->get_weights()};
+}
+
+}  // namespace
+
+TEST(ConvBnFold, FrozenBackboneFoldsWhileTheHeadTrains) {
+  for (const std::set<std::string>& trainable : {std::set<std::string>{}, {"conv2"}, {"conv1"}, {"bn1"}}) {
+    std::string what = trainable.empty() ? "all frozen" : *trainable.begin() + " trainable";
+    auto [folded_ops, folded] = train(backbone_model(trainable));
+    set_conv_bn_folding(false);
+    auto [plain_ops, plain] = train(backbone_model(trainable));
+    set_conv_bn_folding(true);
+    ASSERT_EQ(folded.size(), plain.size());
+    for (size_t i = 0; i < folded.size(); ++i) EXPECT_LT(max_abs_diff(folded[i], plain[i]), 1e-5f) << what << " weight " << i;
+    // Without folding every frozen BatchNormalization runs, 3 steps x 2 layers (bn1 trainable:
+    // it normalizes with batch statistics instead).
+    EXPECT_EQ(plain_ops["batch_norm_inference"], trainable.count("bn1") ? 3u : 6u) << what;
+    // A chain folds when it and everything before it are frozen: conv1 -> bn1 unless conv1 or bn1
+    // trains, conv2 -> bn2 only when nothing trains before or in it.
+    const uint64_t expected = trainable.empty() ? 0u : trainable.count("conv2") ? 3u : trainable.count("bn1") ? 3u : 6u;
+    EXPECT_EQ(folded_ops["batch_norm_inference"], expected) << what;
+  }
+}
+
+TEST(ConvBnFold, SwitchedOffRunsEveryLayer) {
+  Chain c = make_chain(true, true, true);
+  Tensor x = random::normal({2, 9, 7, 4}, 0, 1, uint64_t{9});
+  set_conv_bn_folding(false);
+  EXPECT_FALSE(conv_bn_folding());
+  auto names = ops_run([&] { c.model->predict_on_batch(x); });
+  set_conv_bn_folding(true);
+  EXPECT_EQ(names["batch_norm_inference"], 1u);
+  EXPECT_EQ(names["relu"], 1u);
+}
