@@ -1,0 +1,84 @@
+# ctest `layering`: every #include of the library's own headers points down the layers of
+# DESIGN.md section 2 (the README's Layout table). Run as
+#   cmake -DSOURCE_DIR=<tree> -P cmake/check_layering.cmake
+# and fails with one line per offending include: "<file>: <folder>/ may not include <header>".
+# A source folder missing from the table below is an error too, so a new folder states its place.
+cmake_minimum_required(VERSION 3.22)
+if(NOT SOURCE_DIR)
+  message(FATAL_ERROR "check_layering: expected -DSOURCE_DIR=<source tree>, got none")
+endif()
+
+# What the files of each folder (and its subfolders) may include. Longer names win, so
+# keras/saving/hdf5 belongs to keras/saving. `keras` alone is the umbrella header keras/keras.h,
+# which nothing inside the library includes.
+set(allowed_backend backend)
+set(allowed_layers backend layers)
+set(allowed_losses backend losses)
+set(allowed_metrics backend losses metrics)
+set(allowed_optimizers backend optimizers)
+set(allowed_keras/utils backend keras/utils)
+set(allowed_keras/data backend keras/utils keras/data)
+set(allowed_keras/datasets backend keras/utils keras/data keras/datasets)
+set(allowed_keras/models backend layers losses metrics optimizers keras/utils keras/data keras/models)
+set(allowed_keras/saving ${allowed_keras/models} keras/saving)
+set(allowed_keras/applications ${allowed_keras/saving} keras/applications)
+set(allowed_callbacks ${allowed_keras/saving} callbacks)
+set(allowed_keras ${allowed_callbacks} keras/datasets keras/applications)
+set(folders
+  keras/utils keras/data keras/datasets keras/models keras/saving keras/applications
+  backend layers losses metrics optimizers callbacks keras)
+
+# The table folder a relative path ("keras/saving/hdf5/hdf5.h") belongs to, or "" for none.
+function(folder_of path out)
+  set(result "")
+  foreach(f ${folders})
+    string(FIND "${path}" "${f}/" at)
+    if(at EQUAL 0)
+      set(result ${f})
+      break()
+    endif()
+  endforeach()
+  set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
+set(roots backend layers losses metrics optimizers keras callbacks)
+set(problems "")
+foreach(root ${roots})
+  file(GLOB_RECURSE files RELATIVE ${SOURCE_DIR}
+    ${SOURCE_DIR}/${root}/*.h ${SOURCE_DIR}/${root}/*.cpp ${SOURCE_DIR}/${root}/*.cu ${SOURCE_DIR}/${root}/*.cuh)
+  foreach(file ${files})
+    folder_of("${file}" from)
+    if(from STREQUAL "keras")
+      # Only keras/keras.h sits in keras/ itself; anything deeper is a folder the table lacks.
+      string(REGEX MATCH "^keras/[^/]+$" top_level "${file}")
+      if(NOT top_level)
+        string(APPEND problems "${file}: its folder is not in the table of cmake/check_layering.cmake; add it with the folders it may include\n")
+        continue()
+      endif()
+    endif()
+    file(STRINGS ${SOURCE_DIR}/${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
+    foreach(line ${lines})
+      string(REGEX MATCH "[<\"]([^>\"]+)[>\"]" _ "${line}")
+      set(header "${CMAKE_MATCH_1}")
+      string(REGEX MATCH "^([a-z_]+)/" _ "${header}")
+      if(NOT CMAKE_MATCH_1 IN_LIST roots)
+        continue()  # a system or third-party header
+      endif()
+      folder_of("${header}" to)
+      if(header STREQUAL "keras/keras.h")
+        set(to umbrella)
+      endif()
+      if(NOT to IN_LIST allowed_${from})
+        string(REPLACE ";" ", " may "${allowed_${from}}")
+        string(APPEND problems "${file}: ${from}/ may not include ${header} (it may include: ${may})\n")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(problems)
+  # Printed unwrapped (FATAL_ERROR text is wrapped at 80 columns), one problem a line.
+  message(NOTICE "${problems}")
+  message(FATAL_ERROR "check_layering: expected includes that point down the layers (README, Layout), got the ones above")
+endif()
+message(STATUS "check_layering: every include in ${SOURCE_DIR} points down the layers")

@@ -1,0 +1,2 @@
+// Fixture: a layer including the umbrella header.
+#include "keras/keras.h"
