@@ -5,12 +5,13 @@
 #   bash scripts/setup.sh           library, tests, examples
 #   bash scripts/setup.sh --bench   also the PyTorch side of the benchmarks (large; CI skips it)
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(
   build-essential cmake ccache pkg-config
   libdnnl-dev libhdf5-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
-  dataset-fashion-mnist libstb-dev python3 python3-pip
+  dataset-fashion-mnist libstb-dev python3 python3-venv
   locales  # locale sources: the CSV test builds a decimal-comma locale from them
 )
 bench_packages=(python3-torch python3-numpy libopenblas0-openmp)
@@ -32,12 +33,17 @@ for p in "${packages[@]}"; do
   installed "$p" || missing+=("$p")
 done
 
-# The TensorBoard reader test checks our event files with the real tensorboard package (a test
-# reference only, never a runtime dependency). Without it that test skips with a message.
+# Some tests check our files with the real readers: tensorboard reads our event files, h5py our
+# weights files. They are test references only, never runtime dependencies, and live in a virtual
+# environment in .venv (tests/support/python.h finds it): never in the system's Python or in
+# ~/.local, where pip's NumPy would shadow Debian's and break Debian's PyTorch. Without them
+# those tests skip with a message.
 install_test_references() {
-  /usr/bin/python3 -c "import tensorboard" 2>/dev/null && return 0
-  PIP_BREAK_SYSTEM_PACKAGES=1 /usr/bin/python3 -m pip install --quiet --user tensorboard ||
-    echo "setup.sh: warning: tensorboard not installed; the TensorBoard reader test will skip"
+  local venv="$root/.venv"
+  "$venv/bin/python3" -c "import tensorboard, h5py" 2>/dev/null && return 0
+  { [[ -x $venv/bin/python3 ]] || /usr/bin/python3 -m venv "$venv"; } &&
+    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check tensorboard h5py ||
+    echo "setup.sh: warning: the test references (tensorboard, h5py) are not installed in $venv; their tests will skip"
 }
 
 if ((${#missing[@]} == 0)); then

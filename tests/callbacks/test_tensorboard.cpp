@@ -18,6 +18,7 @@
 #include "keras/keras.h"
 #include "optimizers/schedules.h"
 #include "optimizers/sgd.h"
+#include "support/python.h"
 
 using namespace keras;
 namespace tfe = keras::callbacks::tfevents;
@@ -160,33 +161,8 @@ class BatchRecorder : public Callback {
 // Runs the reader script; sets `skip` (with the reason) when python or tensorboard is missing.
 nlohmann::json read_with_tensorboard(const fs::path& log_dir, std::string& skip) {
   const fs::path script = fs::path(KERAS_SOURCE_DIR) / "tests/callbacks/read_events.py";
-  const fs::path err = log_dir.parent_path() / ("read_events_" + std::to_string(getpid()) + ".err");
-  if (access("/usr/bin/python3", X_OK) != 0) {
-    skip = "/usr/bin/python3 not found";
-    return {};
-  }
-  const std::string cmd = "/usr/bin/python3 '" + script.string() + "' '" + log_dir.string() + "' 2>'" + err.string() + "'";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) {
-    skip = "popen failed";
-    return {};
-  }
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  std::ifstream ein(err);
-  std::string errors((std::istreambuf_iterator<char>(ein)), std::istreambuf_iterator<char>());
-  fs::remove(err);
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code == 77) {
-    skip = "the tensorboard Python package is not installed for /usr/bin/python3 (" + errors +
-           "); install it with `/usr/bin/python3 -m pip install --user tensorboard`";
-    return {};
-  }
-  if (code != 0) ADD_FAILURE() << "read_events.py failed with exit code " << code << ":\n" << errors;
-  return code == 0 ? nlohmann::json::parse(out) : nlohmann::json{};
+  const std::string out = test_support::run_python_file(script.string(), {log_dir.string()}, skip);
+  return out.empty() ? nlohmann::json{} : nlohmann::json::parse(out);
 }
 
 // Checks one scalar tag: plugin metadata, the steps and every value (as float32, as written).
