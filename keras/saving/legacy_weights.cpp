@@ -203,7 +203,7 @@ LoadReport read_legacy_weights(const hdf5::Group& group_in, Layer& model, const 
   hdf5::Group group = weights_group(group_in);
   std::vector<SavedLayer> saved = saved_layers(group);
   std::vector<Layer*> layers = legacy_layers(model);
-  WeightStage stage(options.skip_mismatch);
+  WeightStage stage(options.skip_mismatch, options.strict, group_in.file_name());
   if (options.by_name) {
     stage_by_name(group, saved, layers, options, stage);
   } else {

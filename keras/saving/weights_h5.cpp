@@ -216,7 +216,7 @@ LoadReport read_weights_tree(const hdf5::Group& root, Layer& model, optimizers::
   if (!options.name_map.empty() && !options.by_name)
     fail<ValueError>("read_weights_tree(" + root.file_name() + ")", "name_map together with by_name=true",
                      "name_map without by_name");
-  WeightStage stage(options.skip_mismatch);
+  WeightStage stage(options.skip_mismatch, options.strict, root.file_name());
   std::vector<TreeNode> nodes = tree_of(model);
   std::vector<std::pair<std::string, std::string>> entries;
   collect_entries(root, "", entries);

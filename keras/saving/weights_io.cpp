@@ -69,17 +69,26 @@ void WeightStage::missing(const std::vector<Variable>& vars) {
 
 LoadReport WeightStage::commit() {
   std::set<std::string> loaded;
-  for (auto& [variable, value] : staged_) {
-    Variable target = variable;
-    target.assign(value);
+  for (const auto& [variable, value] : staged_)
     if (loaded.insert(variable.path()).second) report_.loaded.push_back(variable.path());
-  }
   // A weight loaded from one entry is not missing because another entry was skipped.
   std::vector<std::string> still_missing;
   std::set<std::string> seen;
   for (const auto& m : report_.missing)
     if (!loaded.count(m) && seen.insert(m).second) still_missing.push_back(m);
   report_.missing = std::move(still_missing);
+  if (strict_ && (!report_.skipped.empty() || !report_.missing.empty())) {
+    LoadReport refused = report_;
+    refused.loaded.clear();
+    fail<IOError>("'" + file_ + "'", "every weight of the model and every entry of the file matched (strict)",
+                  "skipped entries: " + std::to_string(report_.skipped.size()) + ", unmatched weights: " +
+                      std::to_string(report_.missing.size()) + "; nothing was loaded:\n" + refused.str(),
+                  "Load with strict = false to take what fits.");
+  }
+  for (auto& [variable, value] : staged_) {
+    Variable target = variable;
+    target.assign(value);
+  }
   staged_.clear();
   return report_;
 }

@@ -24,7 +24,10 @@ std::string variable_names(const std::vector<Variable>& vars);
 // before changing anything: nothing is assigned unless commit() is reached (all-or-nothing).
 class WeightStage {
  public:
-  explicit WeightStage(bool skip_mismatch) : skip_mismatch_(skip_mismatch) {}
+  // `strict` (LoadWeightsOptions::strict): commit() refuses a load that skips an entry or leaves
+  // a weight unchanged, naming `file` in the IOError.
+  explicit WeightStage(bool skip_mismatch, bool strict = false, std::string file = "")
+      : skip_mismatch_(skip_mismatch), strict_(strict), file_(std::move(file)) {}
   void add(const Variable& variable, Tensor value) { staged_.emplace_back(variable, std::move(value)); }
   // A mismatch in `entry`: IOError "<where>: expected <expected>, got <got>" unless skipping;
   // then `entry` is reported skipped and `affected` missing.
@@ -34,11 +37,14 @@ class WeightStage {
   void skip(const std::string& entry, const std::string& reason) { report_.skipped.emplace_back(entry, reason); }
   void missing(const std::vector<Variable>& vars);
   bool skip_mismatch() const { return skip_mismatch_; }
-  // Assigns every staged value (dtype converted, copied to the variable's device).
+  // Assigns every staged value (dtype converted, copied to the variable's device); when strict,
+  // first checks that nothing was skipped or left missing (IOError otherwise, nothing assigned).
   LoadReport commit();
 
  private:
   bool skip_mismatch_;
+  bool strict_;
+  std::string file_;
   std::vector<std::pair<Variable, Tensor>> staged_;
   LoadReport report_;
 };

@@ -133,6 +133,15 @@ TEST(LegacyWeights, ByNameSkipMismatchAndNameMap) {
   EXPECT_EQ(report.skipped[0].first, "/decoder/decoder/kernel:0");
   EXPECT_EQ(report.missing, (std::vector<std::string>{"decoder/kernel", "decoder/bias", "fresh/kernel", "fresh/bias"}));
   EXPECT_THROW(keras::read_legacy_weights(root, *b, {.name_map = {{"a", "b"}}}), keras::ValueError);
+
+  // Strict: the skipped decoder and the unmatched weights refuse the whole load.
+  randomize(*b, 45);
+  before = snapshot(*b);
+  options.strict = true;
+  err = error_of<keras::IOError>([&] { keras::read_legacy_weights(root, *b, options); });
+  EXPECT_TRUE(contains(err, "w.h5")) << err;
+  EXPECT_TRUE(contains(err, "skipped entries: 2, unmatched weights: 4; nothing was loaded")) << err;
+  EXPECT_EQ(snapshot(*b), before);
 }
 
 TEST(LegacyWeights, BadGroupsFailWithoutChangingTheModel) {

@@ -125,6 +125,40 @@ TEST(WeightsTree, ByNameWithNameMapAndReport) {
   EXPECT_THROW(keras::read_weights_tree(reopen(file), *b, nullptr, {.name_map = {{"a", "b"}}}), keras::ValueError);
 }
 
+TEST(WeightsTree, StrictRefusesALoadThatLeavesAnythingOverAndChangesNothing) {
+  auto a = mlp();
+  randomize(*a, 5);
+  auto file = tree_of(*a);
+  // The file's layers and the model's match only in part: by name, "dense" loads, "dense_1" of the
+  // file has no partner and the model's "fresh" gets no value.
+  auto b = std::make_shared<Sequential>(
+      std::vector<keras::LayerPtr>{L::InputLayer({.shape = {4}}), L::Dense({.units = 8, .name = "dense"}),
+                                   L::Dense({.units = 5, .name = "fresh"})});
+  randomize(*b, 6);
+  auto before = snapshot(*b);
+  std::string err = error_of<keras::IOError>(
+      [&] { keras::read_weights_tree(reopen(file), *b, nullptr, {.by_name = true, .strict = true}); });
+  EXPECT_TRUE(contains(err, "model.weights.h5")) << err;
+  EXPECT_TRUE(contains(err, "skipped entries: 1, unmatched weights: 2; nothing was loaded")) << err;
+  EXPECT_TRUE(contains(err, "skipped /layers/dense_1/vars")) << err;
+  EXPECT_TRUE(contains(err, "unchanged fresh/kernel")) << err;
+  EXPECT_EQ(snapshot(*b), before);
+  // The same load without strict takes what fits.
+  auto report = keras::read_weights_tree(reopen(file), *b, nullptr, {.by_name = true});
+  EXPECT_EQ(report.loaded, (std::vector<std::string>{"dense/kernel", "dense/bias"}));
+  // Strict and complete: loads as usual.
+  auto c = mlp();
+  report = keras::read_weights_tree(reopen(file), *c, nullptr, {.strict = true});
+  EXPECT_EQ(snapshot(*c), snapshot(*a));
+  EXPECT_TRUE(report.skipped.empty() && report.missing.empty()) << report.str();
+  // A compiled model whose optimizer is built but absent from the file: its state is unmatched.
+  auto d = mlp();
+  d->compile({.optimizer = "adam", .loss = "mse"});
+  d->optimizer()->build(d->trainable_weights());
+  err = error_of<keras::IOError>([&] { keras::read_weights_tree(reopen(file), *d, d->optimizer(), {.strict = true}); });
+  EXPECT_TRUE(contains(err, "unchanged adam/iteration")) << err;
+}
+
 TEST(WeightsTree, MismatchesFailAndLeaveTheModelUnchanged) {
   auto a = mlp();
   randomize(*a, 7);
