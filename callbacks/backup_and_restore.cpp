@@ -5,8 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "callbacks/monitor.h"
-#include "callbacks/weights_file.h"
 #include "keras/models/model.h"
+#include "keras/saving/saving.h"
+#include "keras/utils/file_util.h"
 #include "optimizers/optimizer.h"
 
 namespace keras::callbacks {
@@ -16,12 +17,14 @@ namespace fs = std::filesystem;
 namespace {
 const char* kWhere = "BackupAndRestore";
 
-// The optimizer with its slots created, so that a restore has variables to fill.
-optimizers::Optimizer* built_optimizer(Model& m) {
-  optimizers::Optimizer* opt = m.optimizer();
+// Builds the optimizer's slots, so that a backup holds them from the first one on and a restore
+// has variables to fill.
+void build_optimizer(Model& m) {
+  optimizers::Optimizer* opt = m.compiled() ? m.optimizer() : nullptr;
   if (opt && !opt->built()) opt->build(m.trainable_weights());
-  return opt;
 }
+
+std::string weights_name(int64_t generation) { return "weights-" + std::to_string(generation) + ".weights.h5"; }
 }  // namespace
 
 BackupAndRestoreImpl::BackupAndRestoreImpl(BackupAndRestoreOptions options) : options_(std::move(options)) {
@@ -32,11 +35,14 @@ BackupAndRestoreImpl::BackupAndRestoreImpl(BackupAndRestoreOptions options) : op
     every_ = std::get<int64_t>(options_.save_freq);
     if (every_ < 1) fail<ValueError>(kWhere, "save_freq >= 1 batches", std::to_string(every_));
   }
-  if (!options_.save_weights) options_.save_weights = [](Model& m, const std::string& p) { save_weights_file(m, p); };
-  if (!options_.load_weights) options_.load_weights = [](Model& m, const std::string& p) { load_weights_file(m, p); };
+  if (!options_.save_weights) options_.save_weights = [](Model& m, const std::string& p) { keras::save_weights(m, p); };
+  if (!options_.load_weights)
+    options_.load_weights = [](Model& m, const std::string& p) { keras::load_weights(m, p, {.strict = true}); };
 }
 
-std::string BackupAndRestoreImpl::state_path() const { return (fs::path(options_.backup_dir) / "state.json").string(); }
+std::string BackupAndRestoreImpl::state_path() const {
+  return (fs::path(options_.backup_dir) / "training_metadata.json").string();
+}
 
 void BackupAndRestoreImpl::on_train_begin(const Logs&) {
   current_epoch_ = 0;
@@ -46,24 +52,25 @@ void BackupAndRestoreImpl::on_train_begin(const Logs&) {
   Model* m = model();
   std::string state_file = state_path();
   if (!m || !fs::exists(state_file)) return;
-  nlohmann::json state;
+  int epoch = 0;
+  std::string weights;
   try {
-    state = nlohmann::json::parse(read_file_bytes(state_file));
+    nlohmann::json state = nlohmann::json::parse(read_file_bytes(state_file));
+    epoch = state.at("epoch").get<int>();
     generation_ = state.at("generation").get<int64_t>();
-    int epoch = state.at("epoch").get<int>();
-    fs::path dir(options_.backup_dir);
-    // Everything is read and checked before the model changes (the loaders are all-or-nothing).
-    options_.load_weights(*m, (dir / state.at("weights").get<std::string>()).string());
-    if (optimizers::Optimizer* opt = built_optimizer(*m)) {
-      std::string opt_file = state.at("optimizer").get<std::string>();
-      if (!opt_file.empty()) load_variables(opt->variables(), (dir / opt_file).string());
-    }
-    restored_epoch_ = epoch;
-    current_epoch_ = epoch;
+    weights = state.at("weights").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
-    fail<IOError>("Backup state '" + state_file + "'", "a JSON object with epoch, generation, weights, optimizer",
+    fail<IOError>("Backup state '" + state_file + "'", "a JSON object with epoch, batch, generation and weights",
                   e.what(), "Delete the backup directory to start over.");
   }
+  if (weights.empty() || fs::path(weights).has_parent_path())
+    fail<IOError>("Backup state '" + state_file + "'", "\"weights\" naming a file in the backup directory",
+                  "'" + weights + "'", "Delete the backup directory to start over.");
+  build_optimizer(*m);
+  // The default loader is strict and all-or-nothing: a backup of another model changes nothing.
+  options_.load_weights(*m, (fs::path(options_.backup_dir) / weights).string());
+  restored_epoch_ = epoch;
+  current_epoch_ = epoch;
   m->resume_epoch = restored_epoch_;
 }
 
@@ -74,20 +81,13 @@ void BackupAndRestoreImpl::backup(int epoch, int batch) {
   fs::create_directories(dir);
   int64_t previous = generation_;
   int64_t g = ++generation_;
-  std::string weights = "weights-" + std::to_string(g) + ".bin";
-  std::string optimizer = "optimizer-" + std::to_string(g) + ".bin";
-  // A leftover from a run killed mid-save may hold this generation's names: overwritten.
-  options_.save_weights(*m, (dir / weights).string());
-  if (optimizers::Optimizer* opt = built_optimizer(*m))
-    save_variables(opt->variables(), (dir / optimizer).string());
-  else
-    optimizer.clear();
-  nlohmann::json state = {{"epoch", epoch}, {"batch", batch}, {"generation", g},
-                          {"weights", weights}, {"optimizer", optimizer}};
+  // A leftover from a run killed mid-save may hold this generation's name: overwritten.
+  build_optimizer(*m);
+  options_.save_weights(*m, (dir / weights_name(g)).string());
+  nlohmann::json state = {{"epoch", epoch}, {"batch", batch}, {"generation", g}, {"weights", weights_name(g)}};
   write_file_atomic(state_path(), state.dump());
   std::error_code ec;
-  fs::remove(dir / ("weights-" + std::to_string(previous) + ".bin"), ec);
-  fs::remove(dir / ("optimizer-" + std::to_string(previous) + ".bin"), ec);
+  fs::remove(dir / weights_name(previous), ec);
 }
 
 void BackupAndRestoreImpl::on_epoch_end(int epoch, Logs&) {

@@ -1,14 +1,17 @@
 // BackupAndRestore (keras.callbacks.BackupAndRestore): lets a run killed at any moment (even
 // SIGKILL) start again where its last backup left off.
 //
-// A backup is one "generation" in `backup_dir`: weights-<g>.bin (the model, through the
-// injectable saver), optimizer-<g>.bin (Optimizer::variables(): step count, learning rate,
-// slots) and then state.json {"epoch", "batch", "generation", "weights", "optimizer"}, written
-// last and atomically; the previous generation's files are deleted only after that. So
-// state.json always names a complete generation, whenever the process dies.
-// on_train_begin restores from state.json when it exists: weights, optimizer state, and the
-// epoch to resume from (Model::resume_epoch, read by fit after on_train_begin). A run that
-// ends normally deletes backup_dir (delete_checkpoint).
+// A backup is kept as Keras 3 keeps it, in two files of `backup_dir`: the model's weights with
+// the optimizer state as a Keras 3 `.weights.h5` (keras::save_weights; keras-inspect and h5py
+// read it), and training_metadata.json, Keras's name and keys, {"epoch", "batch"}, plus
+// "weights" (the weights file it goes with) and "generation". Each backup is a new generation:
+// weights-<g>.weights.h5 first, then the JSON, written last and atomically, then the previous
+// generation's weights file is deleted. So the JSON always names a complete backup, whenever
+// the process dies. (Keras overwrites one latest.weights.h5, which a kill between its two
+// writes pairs with the previous epoch; the generation name avoids that.)
+// on_train_begin restores from training_metadata.json when it exists: weights, optimizer state,
+// and the epoch to resume from (Model::resume_epoch, read by fit after on_train_begin). A run
+// that ends normally deletes backup_dir (delete_checkpoint).
 // Resumption is bit-identical to an unbroken run when the trainer's shuffling depends only on
 // (its seed, epoch) and the layers draw no random numbers of their own (Dropout's stream is
 // not backed up). Batch-level backups (save_freq = N) resume at the start of the epoch they
@@ -31,8 +34,8 @@ struct BackupAndRestoreOptions {
   std::string backup_dir;
   std::variant<std::string, int64_t> save_freq = std::string("epoch");  // "epoch" or every N batches
   bool delete_checkpoint = true;
-  ModelSaveFn save_weights;  // default: save_weights_file
-  ModelLoadFn load_weights;  // default: load_weights_file
+  ModelSaveFn save_weights;  // default: keras::save_weights (weights and optimizer state)
+  ModelLoadFn load_weights;  // default: keras::load_weights with strict = true
 };
 
 class BackupAndRestoreImpl : public Callback {
@@ -40,8 +43,8 @@ class BackupAndRestoreImpl : public Callback {
   // ValueError for an empty backup_dir or a bad save_freq.
   explicit BackupAndRestoreImpl(BackupAndRestoreOptions options);
 
-  // Restores when a backup exists. IOError naming the file for a corrupt state.json or
-  // weights files that do not fit the model.
+  // Restores when a backup exists. IOError naming the file for a corrupt
+  // training_metadata.json or a weights file that does not fit the model (nothing is changed).
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, Logs& logs) override;
   void on_train_batch_end(int batch, const Logs& logs) override;
@@ -49,6 +52,7 @@ class BackupAndRestoreImpl : public Callback {
 
   // The epoch the last restore resumed from (-1: nothing restored).
   int restored_epoch() const { return restored_epoch_; }
+  // backup_dir/training_metadata.json
   std::string state_path() const;
 
  private:

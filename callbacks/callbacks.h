@@ -9,4 +9,3 @@
 #include "callbacks/model_checkpoint.h"
 #include "callbacks/reduce_lr_on_plateau.h"
 #include "callbacks/terminate_on_nan.h"
-#include "callbacks/weights_file.h"

@@ -1,6 +1,6 @@
-// Saving during training: the framework's weights file (round trip, corrupt and mismatched
-// files), ModelCheckpoint (file names, best-only, save_freq, atomic saves) and BackupAndRestore
-// (restore in process, and a run killed with SIGKILL then restarted).
+// Saving during training: ModelCheckpoint (file names, best-only, save_freq, atomic saves) and
+// BackupAndRestore (its Keras 3 files, restore in process, refused backups, and a run killed with
+// SIGKILL then restarted).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -15,6 +15,8 @@
 
 #include "callbacks/callbacks.h"
 #include "keras/keras.h"
+#include "keras/saving/inspect.h"
+#include "support/python.h"
 
 extern char** environ;
 
@@ -74,90 +76,6 @@ std::string error_of(F&& f) {
   return "<no IOError>";
 }
 }  // namespace
-
-// ---------------------------------------------------------------- weights file
-
-TEST(WeightsFile, RoundTripByPath) {
-  fs::path dir = temp_dir("rt");
-  auto a = compiled_mlp(), b = compiled_mlp();
-  TensorList w;
-  int i = 0;
-  for (const auto& v : a->weights()) w.push_back(random::normal(v.shape(), 0, 1, static_cast<uint64_t>(++i)));
-  a->set_weights(w);
-  cb::save_weights_file(*a, (dir / "w.bin").string());
-  ASSERT_NE(values_of(*a), values_of(*b));
-  cb::load_weights_file(*b, (dir / "w.bin").string());
-  EXPECT_EQ(values_of(*a), values_of(*b));
-  // Mixed dtypes and a scalar survive.
-  cb::write_tensor_file((dir / "t.bin").string(),
-                        {{"a", Tensor::from_vector(std::vector<double>{1.5, -2})},
-                         {"b/c", Tensor::from_vector(std::vector<int64_t>{7, 8, 9}, {3, 1})},
-                         {"s", Tensor::scalar(3.0)}});
-  auto back = cb::read_tensor_file((dir / "t.bin").string());
-  ASSERT_EQ(back.size(), 3u);
-  EXPECT_EQ(back[0].value.dtype(), DType::float64);
-  EXPECT_EQ(back[1].value.shape(), (Shape{3, 1}));
-  EXPECT_EQ(back[1].value.to_vector<int64_t>(), (std::vector<int64_t>{7, 8, 9}));
-  EXPECT_EQ(back[2].value.rank(), 0);
-  EXPECT_THROW(cb::write_tensor_file((dir / "d.bin").string(), {{"x", Tensor::scalar(1)}, {"x", Tensor::scalar(2)}}),
-               ValueError);
-  fs::remove_all(dir);
-}
-
-TEST(WeightsFile, CorruptTruncatedAndMismatchedFilesNameFileAndEntry) {
-  fs::path dir = temp_dir("bad");
-  auto a = compiled_mlp();
-  std::string file = (dir / "w.bin").string();
-  cb::save_weights_file(*a, file);
-  std::string good = slurp(file);
-  auto before = values_of(*a);
-
-  // Truncated inside the last entry's data.
-  dump(file, good.substr(0, good.size() - 10));
-  std::string msg = error_of([&] { cb::load_weights_file(*a, file); });
-  EXPECT_NE(msg.find("w.bin"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("dense_1/bias"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
-
-  // One flipped byte in the first entry's data: its checksum names it.
-  std::string flipped = good;
-  size_t pos = good.find("dense/kernel") + 40;
-  flipped[pos] = static_cast<char>(flipped[pos] ^ 0x5a);
-  dump(file, flipped);
-  msg = error_of([&] { cb::load_weights_file(*a, file); });
-  EXPECT_NE(msg.find("dense/kernel"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("checksum"), std::string::npos) << msg;
-
-  dump(file, "not a weights file at all");
-  msg = error_of([&] { cb::load_weights_file(*a, file); });
-  EXPECT_NE(msg.find("magic"), std::string::npos) << msg;
-  dump(file, "");
-  EXPECT_NE(error_of([&] { cb::load_weights_file(*a, file); }).find("truncated"), std::string::npos);
-  EXPECT_NE(error_of([&] { cb::load_weights_file(*a, (dir / "missing.bin").string()); }).find("missing.bin"),
-            std::string::npos);
-  dump(file, good + "x");
-  EXPECT_NE(error_of([&] { cb::load_weights_file(*a, file); }).find("trailing"), std::string::npos);
-
-  // A file of another model: shape mismatch names the entry; nothing is half-loaded.
-  auto wide = compiled_mlp(16);
-  cb::save_weights_file(*wide, file);
-  msg = error_of([&] { cb::load_weights_file(*a, file); });
-  EXPECT_NE(msg.find("dense/kernel"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("(2, 8)"), std::string::npos) << msg;
-  EXPECT_EQ(values_of(*a), before);
-  fs::remove_all(dir);
-}
-
-TEST(WeightsFile, FailedWriteLeavesThePreviousFile) {
-  fs::path dir = temp_dir("atomic");
-  std::string file = (dir / "w.bin").string();
-  cb::write_tensor_file(file, {{"a", Tensor::scalar(1)}});
-  std::string before = slurp(file);
-  EXPECT_THROW(cb::write_tensor_file((dir / "no_such_dir" / "w.bin").string(), {{"a", Tensor::scalar(2)}}), IOError);
-  EXPECT_EQ(slurp(file), before);
-  for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename(), "w.bin");  // no temp left
-  fs::remove_all(dir);
-}
 
 // ---------------------------------------------------------------- ModelCheckpoint
 
@@ -307,44 +225,116 @@ int run_worker(const std::string& dir, const std::string& out, bool kill) {
 }
 }  // namespace
 
+// Every optimizer variable's values, by position.
+std::vector<std::vector<double>> optimizer_values_of(const Model& m) {
+  std::vector<std::vector<double>> out;
+  for (const auto& v : m.optimizer()->variables()) out.push_back(v.value().to_vector<double>());
+  return out;
+}
+
 TEST(BackupAndRestore, RestoresWeightsOptimizerAndEpoch) {
   fs::path dir = temp_dir("br");
   auto m = compiled_mlp();
   auto [x, y] = toy_data(32, 8);
   auto br = cb::BackupAndRestore({.backup_dir = (dir / "b").string(), .delete_checkpoint = false});
   m->fit(x, y, {.batch_size = 16, .epochs = 2, .verbose = 0, .callbacks = {br}});
-  ASSERT_TRUE(fs::exists(dir / "b" / "state.json"));
-  EXPECT_NE(slurp(dir / "b" / "state.json").find("\"epoch\":2"), std::string::npos);
-  // Only the latest generation is kept.
-  size_t files = 0;
-  for (const auto& e : fs::directory_iterator(dir / "b")) (void)e, ++files;
-  EXPECT_EQ(files, 3u);
+  // Keras 3's two files: the training position, and the weights of the generation it names (the
+  // earlier generation is gone).
+  ASSERT_TRUE(fs::exists(dir / "b" / "training_metadata.json"));
+  auto state = nlohmann::json::parse(slurp(dir / "b" / "training_metadata.json"));
+  EXPECT_EQ(state["epoch"], 2);
+  EXPECT_EQ(state["batch"], 0);
+  EXPECT_EQ(state["weights"], "weights-2.weights.h5");
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir / "b")) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"training_metadata.json", "weights-2.weights.h5"}));
+  // The weights file is a Keras 3 weights tree with the optimizer state, as keras-inspect sees it.
+  auto described = inspect_file((dir / "b" / "weights-2.weights.h5").string());
+  EXPECT_EQ(described["kind"], "weights.h5");
+  EXPECT_EQ(described["weights"].size(), m->weights().size());
+  EXPECT_EQ(described["optimizer"]["variables"].size(), m->optimizer()->variables().size());
 
   auto fresh = compiled_mlp();
   auto br2 = cb::BackupAndRestoreImpl({.backup_dir = (dir / "b").string(), .delete_checkpoint = true});
   br2.set_model(fresh.get());
   br2.on_train_begin({});
   EXPECT_EQ(br2.restored_epoch(), 2);
+  EXPECT_EQ(fresh->resume_epoch, 2);
   EXPECT_EQ(values_of(*fresh), values_of(*m));
   EXPECT_EQ(fresh->optimizer()->iterations(), m->optimizer()->iterations());
-  auto vm = m->optimizer()->variables(), vf = fresh->optimizer()->variables();
-  ASSERT_EQ(vm.size(), vf.size());
-  for (size_t i = 0; i < vm.size(); ++i)
-    EXPECT_EQ(vm[i].value().to_vector<double>(), vf[i].value().to_vector<double>()) << vm[i].path();
+  EXPECT_EQ(optimizer_values_of(*fresh), optimizer_values_of(*m));
   br2.on_train_end({});
   EXPECT_FALSE(fs::exists(dir / "b"));
+  fs::remove_all(dir);
+}
 
-  // A corrupt state file is an IOError naming it.
-  fs::create_directories(dir / "c");
-  dump(dir / "c" / "state.json", "{\"epoch\": ");
-  auto br3 = cb::BackupAndRestoreImpl({.backup_dir = (dir / "c").string()});
-  br3.set_model(fresh.get());
-  try {
-    br3.on_train_begin({});
-    FAIL();
-  } catch (const IOError& e) {
-    EXPECT_NE(std::string(e.what()).find("state.json"), std::string::npos);
-  }
+TEST(BackupAndRestore, BadBackupsAreIOErrorsThatChangeNothing) {
+  fs::path dir = temp_dir("br_bad");
+  auto expect_refused = [&](const std::string& backup, const std::string& what) {
+    auto model = compiled_mlp();
+    auto before = values_of(*model);
+    auto br = cb::BackupAndRestoreImpl({.backup_dir = (dir / backup).string()});
+    br.set_model(model.get());
+    std::string msg = error_of([&] { br.on_train_begin({}); });
+    EXPECT_NE(msg.find(what), std::string::npos) << backup << ": " << msg;
+    EXPECT_EQ(values_of(*model), before) << backup;
+    EXPECT_EQ(br.restored_epoch(), -1) << backup;
+    EXPECT_FALSE(model->resume_epoch.has_value()) << backup;
+  };
+  // Metadata that does not parse, lacks a key, or points out of the backup directory.
+  fs::create_directories(dir / "json");
+  dump(dir / "json" / "training_metadata.json", "{\"epoch\": ");
+  expect_refused("json", "training_metadata.json");
+  fs::create_directories(dir / "keys");
+  dump(dir / "keys" / "training_metadata.json", R"({"epoch": 1, "batch": 0})");
+  expect_refused("keys", "training_metadata.json");
+  fs::create_directories(dir / "escape");
+  dump(dir / "escape" / "training_metadata.json", R"({"epoch": 1, "batch": 0, "generation": 1, "weights": "../w.weights.h5"})");
+  expect_refused("escape", "'../w.weights.h5'");
+
+  // A backup of a wider model: the shape mismatch names the file; nothing is loaded.
+  auto wide = compiled_mlp(16);
+  auto [x, y] = toy_data(32, 8);
+  wide->fit(x, y, {.batch_size = 16, .epochs = 1, .verbose = 0,
+                   .callbacks = {cb::BackupAndRestore({.backup_dir = (dir / "wide").string(), .delete_checkpoint = false})}});
+  expect_refused("wide", "weights-1.weights.h5");
+
+  // A backup of a model with one layer less: strict loading refuses what it would leave unchanged.
+  auto shallow = std::make_shared<Sequential>(std::initializer_list<SequentialEntry>{
+      L::Input({2}), L::Dense({.units = 8, .activation = "relu"})});
+  shallow->compile({.optimizer = "adam", .loss = "mse"});
+  shallow->build_for({-1, 2});
+  cb::BackupAndRestoreImpl writer({.backup_dir = (dir / "shallow").string(), .delete_checkpoint = false});
+  writer.set_model(shallow.get());
+  writer.on_epoch_end(0, *std::make_unique<Logs>());
+  expect_refused("shallow", "unmatched weights");
+
+  // A truncated weights file.
+  fs::copy(dir / "wide", dir / "cut");
+  std::string bytes = slurp(dir / "cut" / "weights-1.weights.h5");
+  dump(dir / "cut" / "weights-1.weights.h5", bytes.substr(0, bytes.size() / 2));
+  expect_refused("cut", "weights-1.weights.h5");
+  fs::remove_all(dir);
+}
+
+// h5py (the test environment's Python, scripts/setup.sh) reads a backup like any Keras weights file.
+TEST(BackupAndRestore, H5pyReadsTheBackup) {
+  fs::path dir = temp_dir("br_h5py");
+  auto m = compiled_mlp();
+  auto [x, y] = toy_data(32, 8);
+  m->fit(x, y, {.batch_size = 16, .epochs = 1, .verbose = 0,
+                .callbacks = {cb::BackupAndRestore({.backup_dir = dir.string(), .delete_checkpoint = false})}});
+  std::string skip;
+  const std::string listing = test_support::run_python(
+      "import h5py, sys\n"
+      "f = h5py.File(sys.argv[1], 'r')\n"
+      "f.visititems(lambda name, obj: print(name, obj.shape) if isinstance(obj, h5py.Dataset) else None)\n",
+      {(dir / "weights-1.weights.h5").string()}, {"h5py"}, skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  EXPECT_NE(listing.find("layers/dense/vars/0 (2, 8)"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("layers/dense_1/vars/1 (2,)"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("optimizer/vars/0 ()"), std::string::npos) << listing;
   fs::remove_all(dir);
 }
 
@@ -355,19 +345,19 @@ const bool kChildRan = [] {
   if (!dir) return false;
   bool kill = std::string(std::getenv("KERAS_BR_KILL")) == "1";
   auto m = resumable_run(dir, kill ? 2 : -1, 1);
-  cb::save_weights_file(*m, std::getenv("KERAS_BR_OUT"));
+  save_weights(*m, std::getenv("KERAS_BR_OUT"));
   std::_Exit(0);
 }();
 
 TEST(BackupAndRestoreKill, KillAndRestartMatchesAnUnbrokenRun) {
   {
     fs::path dir = temp_dir("kill");
-    std::string backup = (dir / "backup").string(), out = (dir / "final.bin").string();
+    std::string backup = (dir / "backup").string(), out = (dir / "final.weights.h5").string();
     int status = run_worker(backup, out, /*kill=*/true);
     ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
     ASSERT_EQ(WTERMSIG(status), SIGKILL);
-    ASSERT_TRUE(fs::exists(fs::path(backup) / "state.json"));
-    EXPECT_NE(slurp(fs::path(backup) / "state.json").find("\"epoch\":2"), std::string::npos);
+    ASSERT_TRUE(fs::exists(fs::path(backup) / "training_metadata.json"));
+    EXPECT_NE(slurp(fs::path(backup) / "training_metadata.json").find("\"epoch\":2"), std::string::npos);
     EXPECT_FALSE(fs::exists(out));
     status = run_worker(backup, out, /*kill=*/false);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
@@ -375,8 +365,9 @@ TEST(BackupAndRestoreKill, KillAndRestartMatchesAnUnbrokenRun) {
 
     auto unbroken = resumable_run("", -1, -1);
     auto resumed = compiled_mlp();
-    cb::load_weights_file(*resumed, out);
+    load_weights(*resumed, out, {.strict = true});
     EXPECT_EQ(values_of(*resumed), values_of(*unbroken));
+    EXPECT_EQ(optimizer_values_of(*resumed), optimizer_values_of(*unbroken));
     fs::remove_all(dir);
   }
 }
