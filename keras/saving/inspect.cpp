@@ -146,9 +146,9 @@ void describe_hdf5(const hdf5::File& file, json& d) {
 }
 
 void describe_keras_zip(const std::string& path, json& d) {
-  const auto entries = data::zip::read_archive_bytes(read_file_bytes(path), path);
+  const auto entries = zip::read_archive_bytes(read_file_bytes(path), path);
   const std::string where = "'" + path + "'";
-  const data::zip::Entry *config = nullptr, *weights = nullptr, *metadata = nullptr;
+  const zip::Entry *config = nullptr, *weights = nullptr, *metadata = nullptr;
   for (const auto& e : entries) {
     if (e.name == "config.json") config = &e;
     if (e.name == "model.weights.h5") weights = &e;

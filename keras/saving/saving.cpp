@@ -86,10 +86,10 @@ void save_keras_archive(const Model& model, const std::string& path, const SaveO
   auto root = weights.root();
   write_weights_tree(root, model, saved_optimizer(model, options));
   const json metadata = {{"keras_version", kKerasVersion}, {"date_saved", now_string()}};
-  std::vector<data::zip::Entry> entries = {{"metadata.json", metadata.dump()},
+  std::vector<zip::Entry> entries = {{"metadata.json", metadata.dump()},
                                            {"config.json", config.dump()},
                                            {"model.weights.h5", weights.image()}};
-  write_file_atomic(path, data::zip::archive_bytes(entries, /*compress=*/false, path));
+  write_file_atomic(path, zip::archive_bytes(entries, /*compress=*/false, path));
 }
 
 struct KerasArchive {
@@ -98,9 +98,9 @@ struct KerasArchive {
 };
 
 KerasArchive read_keras_archive(const std::string& path) {
-  const auto entries = data::zip::read_archive_bytes(read_file_bytes(path), path);
-  const data::zip::Entry* config = nullptr;
-  const data::zip::Entry* weights = nullptr;
+  const auto entries = zip::read_archive_bytes(read_file_bytes(path), path);
+  const zip::Entry* config = nullptr;
+  const zip::Entry* weights = nullptr;
   for (const auto& e : entries) {
     if (e.name == "config.json") config = &e;
     if (e.name == "model.weights.h5") weights = &e;

@@ -13,7 +13,7 @@
 #include "backend/errors.h"
 #include "keras/utils/file_util.h"
 
-namespace keras::data::zip {
+namespace keras::zip {
 
 namespace {
 
@@ -268,4 +268,4 @@ void write_archive(const std::string& path, const std::vector<Entry>& entries, b
   write_file_atomic(path, archive_bytes(entries, compress, path));
 }
 
-}  // namespace keras::data::zip
+}  // namespace keras::zip

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace keras::data::zip {
+namespace keras::zip {
 
 struct Entry {
   std::string name;
@@ -29,4 +29,4 @@ std::string archive_bytes(const std::vector<Entry>& entries, bool compress, cons
 // True for a relative entry path that stays inside the archive's root (no "..", no drive).
 bool is_safe_entry_name(const std::string& name);
 
-}  // namespace keras::data::zip
+}  // namespace keras::zip

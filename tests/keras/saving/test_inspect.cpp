@@ -312,9 +312,9 @@ TEST(Inspect, ErrorsNameTheFile) {
   EXPECT_NE(error_of<keras::IOError>([&] { inspect_file(o); }).find("[images]"), std::string::npos);
   // Zips that are not Keras models.
   const std::string nz = tmp.path("x.keras");
-  keras::data::zip::write_archive(nz, {{"a.txt", "hello"}}, false);
+  keras::zip::write_archive(nz, {{"a.txt", "hello"}}, false);
   EXPECT_NE(error_of<keras::IOError>([&] { inspect_file(nz); }).find("config.json"), std::string::npos);
-  keras::data::zip::write_archive(nz, {{"config.json", "{not json"}, {"model.weights.h5", h5_bytes}}, false);
+  keras::zip::write_archive(nz, {{"config.json", "{not json"}, {"model.weights.h5", h5_bytes}}, false);
   EXPECT_NE(error_of<keras::ValueError>([&] { inspect_file(nz); }).find("config.json"), std::string::npos);
 }
 

@@ -231,7 +231,7 @@ TEST(OwnFiles, KerasArchiveLayout) {
   auto model = trained_model();
   const std::string path = (temp_dir() / "layout.keras").string();
   keras::save_model(*model, path);
-  auto entries = keras::data::zip::read_archive(path);
+  auto entries = keras::zip::read_archive(path);
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries[0].name, "metadata.json");
   EXPECT_EQ(entries[1].name, "config.json");
@@ -274,12 +274,12 @@ std::string message_of(const std::function<void()>& f) {
   return "";
 }
 
-std::string rewrite_archive(const std::string& source, const std::function<void(std::vector<keras::data::zip::Entry>&)>& edit,
+std::string rewrite_archive(const std::string& source, const std::function<void(std::vector<keras::zip::Entry>&)>& edit,
                             const std::string& name) {
-  auto entries = keras::data::zip::read_archive(source);
+  auto entries = keras::zip::read_archive(source);
   edit(entries);
   const std::string path = (temp_dir() / name).string();
-  keras::write_file_atomic(path, keras::data::zip::archive_bytes(entries, false, path));
+  keras::write_file_atomic(path, keras::zip::archive_bytes(entries, false, path));
   return path;
 }
 

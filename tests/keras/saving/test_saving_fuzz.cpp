@@ -48,7 +48,7 @@ TEST(SavingFuzz, KerasArchive) {
 
 TEST(SavingFuzz, ZipReader) {
   const std::string seed = keras::read_file_bytes(kFixtures + "mlp.keras");
-  run_fuzz({seed}, iterations(2000), 2, [](const std::string& b) { keras::data::zip::read_archive_bytes(b, "fuzz.zip"); });
+  run_fuzz({seed}, iterations(2000), 2, [](const std::string& b) { keras::zip::read_archive_bytes(b, "fuzz.zip"); });
 }
 
 TEST(SavingFuzz, ModelConfigJson) {
