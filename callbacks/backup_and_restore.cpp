@@ -37,7 +37,11 @@ BackupAndRestoreImpl::BackupAndRestoreImpl(BackupAndRestoreOptions options) : op
   }
   if (!options_.save_weights) options_.save_weights = [](Model& m, const std::string& p) { keras::save_weights(m, p); };
   if (!options_.load_weights)
-    options_.load_weights = [](Model& m, const std::string& p) { keras::load_weights(m, p, {.strict = true}); };
+    options_.load_weights = [](Model& m, const std::string& p) {
+      LoadWeightsOptions strict;
+      strict.strict = true;
+      keras::load_weights(m, p, strict);
+    };
 }
 
 std::string BackupAndRestoreImpl::state_path() const {

@@ -303,8 +303,7 @@ TEST(BackupAndRestore, BadBackupsAreIOErrorsThatChangeNothing) {
                    .callbacks = {cb::BackupAndRestore({.backup_dir = (dir / "wide").string(), .delete_checkpoint = false})}});
   expect_refused("wide", "weights-1.weights.h5");
 
-  // A backup of an uncompiled model with one layer less: its first Dense fits, but strict loading
-  // refuses the weights it would leave unchanged (the second Dense's and the optimizer's).
+  // A backup of a model with one layer less: the layer it lacks is named.
   auto shallow = std::make_shared<Sequential>(std::initializer_list<SequentialEntry>{
       L::Input({2}), L::Dense({.units = 8, .activation = "relu"})});
   shallow->build_for({-1, 2});
@@ -312,7 +311,17 @@ TEST(BackupAndRestore, BadBackupsAreIOErrorsThatChangeNothing) {
   writer.set_model(shallow.get());
   Logs logs;
   writer.on_epoch_end(0, logs);
-  expect_refused("shallow", "unchanged dense_1/kernel");
+  expect_refused("shallow", "/layers/dense_1/vars");
+
+  // A backup of the same architecture, uncompiled: every layer fits, but the strict load refuses
+  // to leave the compiled model's optimizer state as it is.
+  auto uncompiled = std::make_shared<Sequential>(std::initializer_list<SequentialEntry>{
+      L::Input({2}), L::Dense({.units = 8, .activation = "relu"}), L::Dense({.units = 2, .activation = "softmax"})});
+  uncompiled->build_for({-1, 2});
+  cb::BackupAndRestoreImpl writer2({.backup_dir = (dir / "noopt").string(), .delete_checkpoint = false});
+  writer2.set_model(uncompiled.get());
+  writer2.on_epoch_end(0, logs);
+  expect_refused("noopt", "unmatched weights");
 
   // A truncated weights file.
   fs::copy(dir / "wide", dir / "cut");
