@@ -2,15 +2,17 @@
 # DESIGN.md section 2 (the README's Layout table). Run as
 #   cmake -DSOURCE_DIR=<tree> -P cmake/check_layering.cmake
 # and fails with one line per offending include: "<file>: <folder>/ may not include <header>".
-# A source folder missing from the table below is an error too, so a new folder states its place.
+# A source folder missing from the table below is an error too, so a new folder states its place,
+# and so is a relative include ("../saving/saving.h"), which would slip past the table.
 cmake_minimum_required(VERSION 3.22)
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layering: expected -DSOURCE_DIR=<source tree>, got none")
 endif()
 
-# What the files of each folder (and its subfolders) may include. Longer names win, so
-# keras/saving/hdf5 belongs to keras/saving. `keras` alone is the umbrella header keras/keras.h,
-# which nothing inside the library includes.
+# What the files of each folder (and its subfolders) may include. A path belongs to the first
+# folder of `folders` it lies in (keras/saving/hdf5 to keras/saving; keras's rooms before keras).
+# `keras` alone is the umbrella header keras/keras.h, the one file kept directly in keras/, and
+# nothing inside the library includes it.
 set(allowed_backend backend)
 set(allowed_layers backend layers)
 set(allowed_losses backend losses)
@@ -48,18 +50,23 @@ foreach(root ${roots})
     ${SOURCE_DIR}/${root}/*.h ${SOURCE_DIR}/${root}/*.cpp ${SOURCE_DIR}/${root}/*.cu ${SOURCE_DIR}/${root}/*.cuh)
   foreach(file ${files})
     folder_of("${file}" from)
-    if(from STREQUAL "keras")
-      # Only keras/keras.h sits in keras/ itself; anything deeper is a folder the table lacks.
+    if(from STREQUAL "keras" AND NOT file STREQUAL "keras/keras.h")
       string(REGEX MATCH "^keras/[^/]+$" top_level "${file}")
-      if(NOT top_level)
+      if(top_level)
+        string(APPEND problems "${file}: expected only the umbrella header keras/keras.h directly in keras/; move it into the room it belongs to\n")
+      else()
         string(APPEND problems "${file}: its folder is not in the table of cmake/check_layering.cmake; add it with the folders it may include\n")
-        continue()
       endif()
+      continue()
     endif()
     file(STRINGS ${SOURCE_DIR}/${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
     foreach(line ${lines})
       string(REGEX MATCH "[<\"]([^>\"]+)[>\"]" _ "${line}")
       set(header "${CMAKE_MATCH_1}")
+      if(header MATCHES "(^|/)\\.\\.?/")
+        string(APPEND problems "${file}: expected an include from the source root, got the relative ${header}\n")
+        continue()
+      endif()
       string(REGEX MATCH "^([a-z_]+)/" _ "${header}")
       if(NOT CMAKE_MATCH_1 IN_LIST roots)
         continue()  # a system or third-party header
