@@ -1,6 +1,7 @@
 #include "callbacks/backup_and_restore.h"
 
 #include <filesystem>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,7 @@ void build_optimizer(Model& m) {
   if (opt && !opt->built()) opt->build(m.trainable_weights());
 }
 
+const char* const kLatest = "latest.weights.h5";
 std::string weights_name(int64_t generation) { return "weights-" + std::to_string(generation) + ".weights.h5"; }
 }  // namespace
 
@@ -53,26 +55,37 @@ void BackupAndRestoreImpl::on_train_begin(const Logs&) {
   last_batch_seen_ = 0;
   batches_since_save_ = 0;
   restored_epoch_ = -1;
+  generation_ = 0;
   Model* m = model();
-  std::string state_file = state_path();
-  if (!m || !fs::exists(state_file)) return;
+  const std::string state_file = state_path();
+  std::error_code ec;
+  if (!m || !fs::exists(state_file, ec)) return;
+  const std::string where = "Backup state '" + state_file + "'";
+  const char* restart = "Delete the backup directory to start over.";
   int epoch = 0;
-  std::string weights;
+  std::string weights = kLatest;  // a backup Keras 3 wrote: {"epoch", "batch"} beside latest.weights.h5
   try {
     nlohmann::json state = nlohmann::json::parse(read_file_bytes(state_file));
     epoch = state.at("epoch").get<int>();
-    generation_ = state.at("generation").get<int64_t>();
-    weights = state.at("weights").get<std::string>();
+    if (state.contains("generation") || state.contains("weights")) {
+      generation_ = state.at("generation").get<int64_t>();
+      weights = state.at("weights").get<std::string>();
+    }
   } catch (const nlohmann::json::exception& e) {
-    fail<IOError>("Backup state '" + state_file + "'", "a JSON object with epoch, batch, generation and weights",
-                  e.what(), "Delete the backup directory to start over.");
+    fail<IOError>(where, "a JSON object with epoch (and generation and weights, or none of them)", e.what(), restart);
   }
-  if (weights.empty() || fs::path(weights).has_parent_path())
-    fail<IOError>("Backup state '" + state_file + "'", "\"weights\" naming a file in the backup directory",
-                  "'" + weights + "'", "Delete the backup directory to start over.");
+  if (epoch < 0) fail<IOError>(where, "epoch >= 0", std::to_string(epoch), restart);
+  if (weights != kLatest && (generation_ < 1 || weights != weights_name(generation_)))
+    fail<IOError>(where, "\"weights\": \"weights-<generation>.weights.h5\" with generation >= 1",
+                  "generation " + std::to_string(generation_) + " and weights '" + weights + "'", restart);
   build_optimizer(*m);
-  // The default loader is strict and all-or-nothing: a backup of another model changes nothing.
-  options_.load_weights(*m, (fs::path(options_.backup_dir) / weights).string());
+  try {
+    // The default loader is strict and all-or-nothing: a backup of another model changes nothing.
+    options_.load_weights(*m, (fs::path(options_.backup_dir) / weights).string());
+  } catch (const IOError& e) {
+    fail<IOError>("BackupAndRestore('" + options_.backup_dir + "')", "a backup that fits the model", e.what(), restart);
+  }
+  remove_stale_files(weights);
   restored_epoch_ = epoch;
   current_epoch_ = epoch;
   m->resume_epoch = restored_epoch_;
@@ -81,17 +94,46 @@ void BackupAndRestoreImpl::on_train_begin(const Logs&) {
 void BackupAndRestoreImpl::backup(int epoch, int batch) {
   Model* m = model();
   if (!m) return;
-  fs::path dir(options_.backup_dir);
-  fs::create_directories(dir);
-  int64_t previous = generation_;
-  int64_t g = ++generation_;
-  // A leftover from a run killed mid-save may hold this generation's name: overwritten.
+  const fs::path dir(options_.backup_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    fail<IOError>("BackupAndRestore('" + options_.backup_dir + "')", "a directory it can create", ec.message());
+  const int64_t g = ++generation_;
   build_optimizer(*m);
   options_.save_weights(*m, (dir / weights_name(g)).string());
   nlohmann::json state = {{"epoch", epoch}, {"batch", batch}, {"generation", g}, {"weights", weights_name(g)}};
   write_file_atomic(state_path(), state.dump());
+  publish_latest(weights_name(g));
+  remove_stale_files(weights_name(g));
+}
+
+// For Keras 3, which reads latest.weights.h5: a hard link to the committed generation (a copy where
+// links are refused), renamed into place. Best effort: our own restore reads the named file, and
+// a Keras reader meets the same window between weights and metadata that Keras's own writes have.
+void BackupAndRestoreImpl::publish_latest(const std::string& weights) const {
+  const fs::path dir(options_.backup_dir), tmp = dir / (std::string(kLatest) + ".tmp");
   std::error_code ec;
-  fs::remove(dir / weights_name(previous), ec);
+  fs::remove(tmp, ec);
+  fs::create_hard_link(dir / weights, tmp, ec);
+  if (ec) {
+    ec.clear();
+    fs::copy_file(dir / weights, tmp, ec);
+  }
+  if (!ec) fs::rename(tmp, dir / kLatest, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+// Earlier generations, and temporaries of a run killed mid-save, once `keep` is committed.
+void BackupAndRestoreImpl::remove_stale_files(const std::string& keep) const {
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(options_.backup_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name != keep && (name.starts_with("weights-") || name.starts_with(std::string(kLatest) + ".tmp")))
+      stale.push_back(it->path());
+  }
+  for (const auto& p : stale) fs::remove(p, ec);
 }
 
 void BackupAndRestoreImpl::on_epoch_end(int epoch, Logs&) {

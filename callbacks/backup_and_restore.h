@@ -1,14 +1,16 @@
 // BackupAndRestore (keras.callbacks.BackupAndRestore): lets a run killed at any moment (even
 // SIGKILL) start again where its last backup left off.
 //
-// A backup is kept as Keras 3 keeps it, in two files of `backup_dir`: the model's weights with
-// the optimizer state as a Keras 3 `.weights.h5` (keras::save_weights; keras-inspect and h5py
-// read it), and training_metadata.json, Keras's name and keys, {"epoch", "batch"}, plus
-// "weights" (the weights file it goes with) and "generation". Each backup is a new generation:
-// weights-<g>.weights.h5 first, then the JSON, written last and atomically, then the previous
-// generation's weights file is deleted. So the JSON always names a complete backup, whenever
-// the process dies. (Keras overwrites one latest.weights.h5, which a kill between its two
-// writes pairs with the previous epoch; the generation name avoids that.)
+// A backup is kept in Keras 3's files in `backup_dir`: the model's weights with the optimizer
+// state as a Keras 3 `.weights.h5` (keras::save_weights; keras-inspect and h5py read it), and
+// training_metadata.json with Keras's keys {"epoch", "batch"} plus "generation" and "weights",
+// the name of the weights file it goes with. Each backup is a new generation:
+// weights-<g>.weights.h5 first, then the JSON, written last and atomically, so the JSON always
+// names a complete backup whenever the process dies (Keras overwrites one latest.weights.h5, and a
+// kill between its two writes pairs new weights with the old epoch). Then latest.weights.h5 is
+// made a link to the new generation, so Keras 3 restores from the folder too, and the files of
+// earlier generations and of interrupted saves are deleted.
+// A folder Keras 3 wrote (no "generation"/"weights": latest.weights.h5 is the backup) restores too.
 // on_train_begin restores from training_metadata.json when it exists: weights, optimizer state,
 // and the epoch to resume from (Model::resume_epoch, read by fit after on_train_begin). A run
 // that ends normally deletes backup_dir (delete_checkpoint).
@@ -43,8 +45,9 @@ class BackupAndRestoreImpl : public Callback {
   // ValueError for an empty backup_dir or a bad save_freq.
   explicit BackupAndRestoreImpl(BackupAndRestoreOptions options);
 
-  // Restores when a backup exists. IOError naming the file for a corrupt
-  // training_metadata.json or a weights file that does not fit the model (nothing is changed).
+  // Restores when a backup exists. IOError naming the file for a corrupt training_metadata.json
+  // (bad JSON, a negative epoch, a generation and weights name that disagree) or a weights file
+  // that does not fit the model; nothing is changed then.
   void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, Logs& logs) override;
   void on_train_batch_end(int batch, const Logs& logs) override;
@@ -57,6 +60,8 @@ class BackupAndRestoreImpl : public Callback {
 
  private:
   void backup(int epoch, int batch);
+  void publish_latest(const std::string& weights) const;
+  void remove_stale_files(const std::string& keep) const;
   BackupAndRestoreOptions options_;
   int64_t every_ = 0;  // 0: per epoch
   int current_epoch_ = 0;

@@ -241,8 +241,8 @@ TEST(BackupAndRestore, RestoresWeightsOptimizerAndEpoch) {
   auto [x, y] = toy_data(32, 8);
   auto br = cb::BackupAndRestore({.backup_dir = (dir / "b").string(), .delete_checkpoint = false});
   m->fit(x, y, {.batch_size = 16, .epochs = 2, .verbose = 0, .callbacks = {br}});
-  // Keras 3's two files: the training position, and the weights of the generation it names (the
-  // earlier generation is gone).
+  // Keras 3's files: the training position, the weights of the generation it names (the earlier
+  // generation is gone), and latest.weights.h5, the same file for Keras.
   ASSERT_TRUE(fs::exists(dir / "b" / "training_metadata.json"));
   auto state = nlohmann::json::parse(slurp(dir / "b" / "training_metadata.json"));
   EXPECT_EQ(state["epoch"], 2);
@@ -251,7 +251,8 @@ TEST(BackupAndRestore, RestoresWeightsOptimizerAndEpoch) {
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir / "b")) files.push_back(e.path().filename().string());
   std::sort(files.begin(), files.end());
-  EXPECT_EQ(files, (std::vector<std::string>{"training_metadata.json", "weights-2.weights.h5"}));
+  EXPECT_EQ(files, (std::vector<std::string>{"latest.weights.h5", "training_metadata.json", "weights-2.weights.h5"}));
+  EXPECT_EQ(slurp(dir / "b" / "latest.weights.h5"), slurp(dir / "b" / "weights-2.weights.h5"));
   // The weights file is a Keras 3 weights tree with the optimizer state, as keras-inspect sees it.
   auto described = inspect_file((dir / "b" / "weights-2.weights.h5").string());
   EXPECT_EQ(described["kind"], "weights.h5");
@@ -276,12 +277,15 @@ TEST(BackupAndRestore, BadBackupsAreIOErrorsThatChangeNothing) {
   fs::path dir = temp_dir("br_bad");
   auto expect_refused = [&](const std::string& backup, const std::string& what) {
     auto model = compiled_mlp();
+    model->optimizer()->build(model->trainable_weights());
     auto before = values_of(*model);
+    auto optimizer_before = optimizer_values_of(*model);
     auto br = cb::BackupAndRestoreImpl({.backup_dir = (dir / backup).string()});
     br.set_model(model.get());
     std::string msg = error_of([&] { br.on_train_begin({}); });
     EXPECT_NE(msg.find(what), std::string::npos) << backup << ": " << msg;
     EXPECT_EQ(values_of(*model), before) << backup;
+    EXPECT_EQ(optimizer_values_of(*model), optimizer_before) << backup;
     EXPECT_EQ(br.restored_epoch(), -1) << backup;
     EXPECT_FALSE(model->resume_epoch.has_value()) << backup;
   };
@@ -290,11 +294,21 @@ TEST(BackupAndRestore, BadBackupsAreIOErrorsThatChangeNothing) {
   dump(dir / "json" / "training_metadata.json", "{\"epoch\": ");
   expect_refused("json", "training_metadata.json");
   fs::create_directories(dir / "keys");
-  dump(dir / "keys" / "training_metadata.json", R"({"epoch": 1, "batch": 0})");
+  dump(dir / "keys" / "training_metadata.json", R"({"batch": 0})");
   expect_refused("keys", "training_metadata.json");
+  fs::create_directories(dir / "negative");
+  dump(dir / "negative" / "training_metadata.json", R"({"epoch": -3, "batch": 0, "generation": 1, "weights": "weights-1.weights.h5"})");
+  expect_refused("negative", "expected epoch >= 0, got -3");
+  fs::create_directories(dir / "mixed");
+  dump(dir / "mixed" / "training_metadata.json", R"({"epoch": 1, "batch": 0, "generation": 2, "weights": "weights-1.weights.h5"})");
+  expect_refused("mixed", "generation 2 and weights 'weights-1.weights.h5'");
+  // Keras's own metadata without its latest.weights.h5.
+  fs::create_directories(dir / "keras");
+  dump(dir / "keras" / "training_metadata.json", R"({"epoch": 1, "batch": 0})");
+  expect_refused("keras", "latest.weights.h5");
   fs::create_directories(dir / "escape");
   dump(dir / "escape" / "training_metadata.json", R"({"epoch": 1, "batch": 0, "generation": 1, "weights": "../w.weights.h5"})");
-  expect_refused("escape", "'../w.weights.h5'");
+  expect_refused("escape", "weights '../w.weights.h5'");
 
   // A backup of a wider model: the shape mismatch names the file; nothing is loaded.
   auto wide = compiled_mlp(16);
@@ -328,6 +342,49 @@ TEST(BackupAndRestore, BadBackupsAreIOErrorsThatChangeNothing) {
   std::string bytes = slurp(dir / "cut" / "weights-1.weights.h5");
   dump(dir / "cut" / "weights-1.weights.h5", bytes.substr(0, bytes.size() / 2));
   expect_refused("cut", "weights-1.weights.h5");
+  fs::remove_all(dir);
+}
+
+TEST(BackupAndRestore, ReadsAKeras3FolderAndClearsLeftovers) {
+  fs::path dir = temp_dir("br_keras");
+  // What Keras 3 leaves: {"epoch", "batch"} and latest.weights.h5; plus the leftovers of a run of
+  // ours killed mid-save (an older generation, a temporary file).
+  auto trained = compiled_mlp();
+  auto [x, y] = toy_data(32, 8);
+  trained->fit(x, y, {.batch_size = 16, .epochs = 1, .verbose = 0});
+  save_weights(*trained, (dir / "latest.weights.h5").string());
+  dump(dir / "training_metadata.json", R"({"epoch": 3, "batch": 1})");
+  dump(dir / "weights-7.weights.h5", "old");
+  dump(dir / "weights-8.weights.h5.tmp123.0", "partial");
+  // No metadata yet beside a weights file: a fresh start that touches nothing.
+  fs::create_directories(dir / "none");
+  dump(dir / "none" / "weights-1.weights.h5", "x");
+  auto fresh = compiled_mlp();
+  auto before = values_of(*fresh);
+  cb::BackupAndRestoreImpl none({.backup_dir = (dir / "none").string()});
+  none.set_model(fresh.get());
+  none.on_train_begin({});
+  EXPECT_EQ(none.restored_epoch(), -1);
+  EXPECT_EQ(values_of(*fresh), before);
+  fs::remove_all(dir / "none");
+
+  cb::BackupAndRestoreImpl br({.backup_dir = dir.string(), .delete_checkpoint = false});
+  br.set_model(fresh.get());
+  br.on_train_begin({});
+  EXPECT_EQ(br.restored_epoch(), 3);
+  EXPECT_EQ(values_of(*fresh), values_of(*trained));
+  EXPECT_EQ(optimizer_values_of(*fresh), optimizer_values_of(*trained));
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"latest.weights.h5", "training_metadata.json"}));
+  // The next backup is ours, generation 1, and latest.weights.h5 follows it.
+  Logs logs;
+  br.on_epoch_end(3, logs);
+  auto state = nlohmann::json::parse(slurp(dir / "training_metadata.json"));
+  EXPECT_EQ(state["epoch"], 4);
+  EXPECT_EQ(state["weights"], "weights-1.weights.h5");
+  EXPECT_EQ(slurp(dir / "latest.weights.h5"), slurp(dir / "weights-1.weights.h5"));
   fs::remove_all(dir);
 }
 
