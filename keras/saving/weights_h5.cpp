@@ -236,7 +236,7 @@ LoadReport read_weights_tree(const hdf5::Group& root, Layer& model, optimizers::
   if (optimizer) {
     stage_optimizer(root, model, *optimizer, options.by_name, stage);
   } else if (root.has_group(kOptimizerVars)) {
-    stage.skip(std::string("/") + kOptimizerVars, "no optimizer to restore into");
+    stage.skip(std::string("/") + kOptimizerVars, "no optimizer to restore into", /*strict_counts=*/false);
   }
   return stage.commit();
 }

@@ -59,7 +59,7 @@ void WeightStage::mismatch(const std::string& where, const std::string& entry, c
   if (!skip_mismatch_)
     fail<IOError>(where, expected, got,
                   hint.empty() ? "The file was saved from a different model; skip_mismatch skips such entries." : hint);
-  report_.skipped.emplace_back(entry, "expected " + expected + ", got " + got);
+  skip(entry, "expected " + expected + ", got " + got);
   missing(affected);
 }
 
@@ -77,11 +77,11 @@ LoadReport WeightStage::commit() {
   for (const auto& m : report_.missing)
     if (!loaded.count(m) && seen.insert(m).second) still_missing.push_back(m);
   report_.missing = std::move(still_missing);
-  if (strict_ && (!report_.skipped.empty() || !report_.missing.empty())) {
+  if (strict_ && (strict_skips_ > 0 || !report_.missing.empty())) {
     LoadReport refused = report_;
     refused.loaded.clear();
     fail<IOError>("'" + file_ + "'", "every weight of the model and every entry of the file matched (strict)",
-                  "skipped entries: " + std::to_string(report_.skipped.size()) + ", unmatched weights: " +
+                  "skipped entries: " + std::to_string(strict_skips_) + ", unmatched weights: " +
                       std::to_string(report_.missing.size()) + "; nothing was loaded:\n" + refused.str(),
                   "Load with strict = false to take what fits.");
   }

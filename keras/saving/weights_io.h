@@ -15,10 +15,11 @@ struct LoadWeightsOptions {
   bool skip_mismatch = false;
   // Saved layer name -> model layer name, applied before matching; needs by_name.
   std::map<std::string, std::string> name_map;
-  // Every weight of the model (and of its optimizer, when it is built or the file holds optimizer
-  // state) must get a value and every entry of the file must be used, else IOError listing what is
-  // left over, raised before anything changes (as PyTorch's load_state_dict(strict=True)).
-  // Resuming from a backup wants this; Keras's own load is not strict.
+  // Every weight of the model must get a value and every weight entry of the file must be used,
+  // else IOError listing what is left over, raised before anything changes (as PyTorch's
+  // load_state_dict(strict=True)). Optimizer state counts where the load restores it (a compiled
+  // model from a Keras 3 .weights.h5): then every variable of the built optimizer must be matched
+  // too. Resuming from a backup wants this; Keras's own load is not strict.
   bool strict = false;
 };
 

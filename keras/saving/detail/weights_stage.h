@@ -34,7 +34,12 @@ class WeightStage {
   // `hint` replaces the default one when given.
   void mismatch(const std::string& where, const std::string& entry, const std::string& expected,
                 const std::string& got, const std::vector<Variable>& affected, const std::string& hint = "");
-  void skip(const std::string& entry, const std::string& reason) { report_.skipped.emplace_back(entry, reason); }
+  // `strict_counts` false: reported, but no reason for a strict load to refuse (optimizer state
+  // that the load was not asked to restore).
+  void skip(const std::string& entry, const std::string& reason, bool strict_counts = true) {
+    report_.skipped.emplace_back(entry, reason);
+    if (strict_counts) ++strict_skips_;
+  }
   void missing(const std::vector<Variable>& vars);
   bool skip_mismatch() const { return skip_mismatch_; }
   // Assigns every staged value (dtype converted, copied to the variable's device); when strict,
@@ -45,6 +50,7 @@ class WeightStage {
   bool skip_mismatch_;
   bool strict_;
   std::string file_;
+  size_t strict_skips_ = 0;
   std::vector<std::pair<Variable, Tensor>> staged_;
   LoadReport report_;
 };

@@ -255,6 +255,12 @@ TEST(OwnFiles, WeightsFilesLoadIntoAFreshModelOfTheSameArchitecture) {
     auto report = fresh->load_weights(path);
     EXPECT_TRUE(report.missing.empty()) << name << ": " << report.str();
     expect_same_weights(*model, *fresh);
+    // Strict too: the optimizer state the files hold is not a leftover for an uncompiled model.
+    auto strict = keras::model_from_json(model->to_json());
+    keras::LoadWeightsOptions options;
+    options.strict = true;
+    EXPECT_NO_THROW(strict->load_weights(path, options)) << name;
+    expect_same_weights(*model, *strict);
   }
 }
 
