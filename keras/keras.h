@@ -22,6 +22,8 @@
 #include "keras/models/sequential.h"
 #include "keras/saving/inspect.h"
 #include "keras/saving/saving.h"
+#include "keras/utils/file_util.h"
+#include "keras/utils/zip.h"
 #include "layers/activation.h"
 #include "layers/average_pooling1d.h"
 #include "layers/average_pooling2d.h"

@@ -41,7 +41,8 @@ done
 install_test_references() {
   local venv="$root/.venv"
   "$venv/bin/python3" -c "import tensorboard, h5py" 2>/dev/null && return 0
-  { [[ -x $venv/bin/python3 ]] || /usr/bin/python3 -m venv "$venv"; } &&
+  # A half-made environment (no pip) is made again.
+  { "$venv/bin/python3" -m pip --version >/dev/null 2>&1 || /usr/bin/python3 -m venv --clear "$venv"; } &&
     "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check tensorboard h5py ||
     echo "setup.sh: warning: the test references (tensorboard, h5py) are not installed in $venv; their tests will skip"
 }

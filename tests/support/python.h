@@ -1,7 +1,8 @@
 // Reference checks in Python (h5py, tensorboard) from a test. They run in the test environment's
 // interpreter: the virtual environment scripts/setup.sh makes in <source>/.venv, since Python
 // packages are test references only and never go into the system's or ~/.local's Python.
-// KERAS_TEST_PYTHON names another interpreter. Without one, or without a module, the caller skips.
+// KERAS_TEST_PYTHON names another interpreter; without either, /usr/bin/python3 is tried (its
+// modules may be Debian's). Without an interpreter, or without a module, the caller skips.
 #pragma once
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -20,8 +21,9 @@ namespace test_support {
 // The interpreter to use, or "" when there is none.
 inline std::string python_path() {
   if (const char* p = std::getenv("KERAS_TEST_PYTHON"); p && *p) return p;
-  const std::string venv = std::string(KERAS_SOURCE_DIR) + "/.venv/bin/python3";
-  return access(venv.c_str(), X_OK) == 0 ? venv : "";
+  for (const std::string p : {std::string(KERAS_SOURCE_DIR) + "/.venv/bin/python3", std::string("/usr/bin/python3")})
+    if (access(p.c_str(), X_OK) == 0) return p;
+  return "";
 }
 
 inline std::string shell_quoted(const std::string& s) {
@@ -32,7 +34,7 @@ inline std::string shell_quoted(const std::string& s) {
 
 // Runs the script file with `args` and returns its stdout. Sets `skip` (with the reason) when there
 // is no interpreter or the script exits 77 (its way of saying a module is missing); any other
-// non-zero exit is a test failure carrying the script's stderr.
+// non-zero exit is a test failure carrying the script's stderr, and returns "".
 inline std::string run_python_file(const std::string& script, const std::vector<std::string>& args, std::string& skip) {
   const std::string python = python_path();
   if (python.empty()) {
@@ -62,7 +64,10 @@ inline std::string run_python_file(const std::string& script, const std::vector<
     skip = "a Python module is missing for " + python + " (" + errors + "); `bash scripts/setup.sh` installs it";
     return "";
   }
-  if (code != 0) ADD_FAILURE() << script << " failed with exit code " << code << ":\n" << errors;
+  if (code != 0) {
+    ADD_FAILURE() << script << " failed with exit code " << code << ":\n" << errors;
+    return "";
+  }
   return out;
 }
 

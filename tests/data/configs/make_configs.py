@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Model-config fixtures made by real Keras, for tests/keras/test_model_config_keras.cpp.
+"""Model-config fixtures made by real Keras, for tests/keras/saving/test_model_config_keras.cpp.
 
 Usage: python3 make_configs.py [OUTDIR]      (OUTDIR defaults to this script's directory)
 Requires keras 3 (TensorFlow backend), tf_keras (Keras 2), h5py, numpy.
