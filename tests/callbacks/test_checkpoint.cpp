@@ -193,13 +193,20 @@ namespace {
 
 constexpr int kEpochs = 4;
 
-// One training run of the resumption scenario, from a fixed seed.
-std::shared_ptr<Sequential> resumable_run(const std::string& backup_dir, int kill_epoch, int kill_batch) {
+// One training run of the resumption scenario, from a fixed seed. It kills itself after batch
+// `kill_batch` of epoch `kill_epoch`, or inside the backup's save when the weights file named
+// `kill_in_save` has just been written (before the metadata that would commit it).
+std::shared_ptr<Sequential> resumable_run(const std::string& backup_dir, int kill_epoch, int kill_batch,
+                                          const std::string& kill_in_save = "") {
   set_random_seed(1234);
   auto m = compiled_mlp();
   auto [x, y] = toy_data(64, 99);
   std::vector<CallbackPtr> cbs;
-  if (!backup_dir.empty()) cbs.push_back(cb::BackupAndRestore({.backup_dir = backup_dir}));
+  auto saver = [kill_in_save](Model& model, const std::string& path) {
+    save_weights(model, path);
+    if (!kill_in_save.empty() && fs::path(path).filename() == kill_in_save) ::raise(SIGKILL);
+  };
+  if (!backup_dir.empty()) cbs.push_back(cb::BackupAndRestore({.backup_dir = backup_dir, .save_weights = saver}));
   int epoch_now = 0;
   cbs.push_back(cb::LambdaCallback({.on_epoch_begin = [&](int e, const Logs&) { epoch_now = e; },
                                     .on_train_batch_end = [&](int b, const Logs&) {
@@ -209,10 +216,10 @@ std::shared_ptr<Sequential> resumable_run(const std::string& backup_dir, int kil
   return m;
 }
 
-int run_worker(const std::string& dir, const std::string& out, bool kill) {
+// kill: "batch" (mid-epoch), "save" (inside the third backup), anything else: none.
+int run_worker(const std::string& dir, const std::string& out, const std::string& kill) {
   std::string exe = fs::read_symlink("/proc/self/exe").string();
-  std::vector<std::string> env_strings{"KERAS_BR_DIR=" + dir, "KERAS_BR_OUT=" + out,
-                                       std::string("KERAS_BR_KILL=") + (kill ? "1" : "0")};
+  std::vector<std::string> env_strings{"KERAS_BR_DIR=" + dir, "KERAS_BR_OUT=" + out, "KERAS_BR_KILL=" + kill};
   std::vector<char*> envp;
   for (char** e = environ; *e; ++e) envp.push_back(*e);
   for (auto& s : env_strings) envp.push_back(s.data());
@@ -413,27 +420,32 @@ TEST(BackupAndRestore, H5pyReadsTheBackup) {
 const bool kChildRan = [] {
   const char* dir = std::getenv("KERAS_BR_DIR");
   if (!dir) return false;
-  bool kill = std::string(std::getenv("KERAS_BR_KILL")) == "1";
-  auto m = resumable_run(dir, kill ? 2 : -1, 1);
+  const std::string kill = std::getenv("KERAS_BR_KILL");
+  auto m = resumable_run(dir, kill == "batch" ? 2 : -1, 1, kill == "save" ? "weights-3.weights.h5" : "");
   save_weights(*m, std::getenv("KERAS_BR_OUT"));
   std::_Exit(0);
 }();
 
+// Killed mid-epoch (after the epoch-2 backup) or inside a save (the epoch-3 weights written, not
+// yet committed), the restarted run ends with the unbroken run's weights and optimizer state.
 TEST(BackupAndRestoreKill, KillAndRestartMatchesAnUnbrokenRun) {
-  {
-    fs::path dir = temp_dir("kill");
+  auto unbroken = resumable_run("", -1, -1);
+  for (const std::string kill : {"batch", "save"}) {
+    SCOPED_TRACE(kill);
+    fs::path dir = temp_dir("kill_" + kill);
     std::string backup = (dir / "backup").string(), out = (dir / "final.weights.h5").string();
-    int status = run_worker(backup, out, /*kill=*/true);
+    int status = run_worker(backup, out, kill);
     ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
     ASSERT_EQ(WTERMSIG(status), SIGKILL);
     ASSERT_TRUE(fs::exists(fs::path(backup) / "training_metadata.json"));
     EXPECT_NE(slurp(fs::path(backup) / "training_metadata.json").find("\"epoch\":2"), std::string::npos);
+    // Killed in the save: the uncommitted generation's file is there, the metadata does not name it.
+    EXPECT_EQ(fs::exists(fs::path(backup) / "weights-3.weights.h5"), kill == "save");
     EXPECT_FALSE(fs::exists(out));
-    status = run_worker(backup, out, /*kill=*/false);
+    status = run_worker(backup, out, "none");
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
     EXPECT_FALSE(fs::exists(backup));  // deleted after the run completed
 
-    auto unbroken = resumable_run("", -1, -1);
     auto resumed = compiled_mlp();
     load_weights(*resumed, out, {.strict = true});
     EXPECT_EQ(values_of(*resumed), values_of(*unbroken));
