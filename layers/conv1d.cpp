@@ -8,14 +8,8 @@
 namespace keras::layers {
 
 Conv1DImpl::Conv1DImpl(Conv1DOptions o) : Layer(config::base_options(o)), options_(std::move(o)) {
-  const Conv1DOptions& op = options_;
-  if (op.filters < 1) fail<ValueError>(where(), "filters >= 1", std::to_string(op.filters));
-  conv::check_options(where(), 1, PairArg(1, op.kernel_size), PairArg(1, op.strides), PairArg(1, op.dilation_rate),
-                      op.padding, op.data_format, true);
-  if (op.groups < 1 || op.filters % op.groups != 0)
-    fail<ValueError>(where(), "groups >= 1 dividing filters (" + std::to_string(op.filters) + ")",
-                     "groups " + std::to_string(op.groups));
-  conv::check_common_options(where(), op);
+  conv::check_conv_options(where(), options_);
+  config::check_weight_args(where(), options_, config::kernel_and_bias<Conv1DOptions>());
 }
 
 void Conv1DImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -62,31 +56,13 @@ std::vector<Shape> Conv1DImpl::compute_output_shape(const std::vector<Shape>& sh
 }
 
 json Conv1DImpl::get_config() const {
-  const Conv1DOptions& o = options_;
   json c = base_config();
-  c["filters"] = o.filters;
-  c["kernel_size"] = json::array({o.kernel_size});
-  c["strides"] = json::array({o.strides});
-  c["dilation_rate"] = json::array({o.dilation_rate});
-  c["groups"] = o.groups;
-  conv::write_common_keys(o, c);
+  conv::write_conv_keys(options_, c);
   return c;
 }
 
 Conv1DOptions conv1d_options_from_config(const json& c) {
-  const std::string where = "Conv1D config";
-  Conv1DOptions o;
-  config::read_base_keys(c, o);
-  if (!c.contains("filters") || !c["filters"].is_number_integer())
-    fail<ValueError>(where, "an integer 'filters'", c.contains("filters") ? c["filters"].dump() : "none");
-  o.filters = c["filters"].get<int64_t>();
-  if (!c.contains("kernel_size")) fail<ValueError>(where, "a 'kernel_size'", "none");
-  o.kernel_size = conv::int_from_config(c, "kernel_size", 0, where);
-  o.strides = conv::int_from_config(c, "strides", 1, where);
-  o.dilation_rate = conv::int_from_config(c, "dilation_rate", 1, where);
-  o.groups = c.value("groups", int64_t{1});
-  conv::read_common_keys(c, o);
-  return o;
+  return conv::read_conv_keys<Conv1DOptions>(c, "Conv1D config");
 }
 
 KERAS_REGISTER_LAYER(Conv1D, [](const json& c) -> LayerPtr {

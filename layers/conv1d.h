@@ -1,36 +1,14 @@
 // Conv1D (keras.layers.Conv1D): 1-D convolution over (batch, steps, channels), computed as a
 // Conv2D on a height-1 view.
 #pragma once
-#include "layers/conv_base.h"
-#include "layers/initializers.h"
+#include "layers/conv_options.h"
 #include "layers/layer_handle.h"
-#include "layers/regularizers.h"
 
 namespace keras::layers {
 
-// The config of Conv1D (Keras keys and defaults; kernel_size/strides/dilation_rate are written
-// as 1-element lists, as Keras does).
-struct Conv1DOptions {
-  int64_t filters = 0;      // required, >= 1, divisible by groups
-  int64_t kernel_size = 0;  // required
-  int64_t strides = 1;
-  std::string padding = "valid";  // "valid", "same" or "causal" (left padding only)
-  std::string data_format = "channels_last";
-  int64_t dilation_rate = 1;
-  int64_t groups = 1;
-  std::string activation = "linear";
-  bool use_bias = true;
-  InitializerArg kernel_initializer = "glorot_uniform";
-  InitializerArg bias_initializer = "zeros";
-  RegularizerArg kernel_regularizer;
-  RegularizerArg bias_regularizer;
-  RegularizerArg activity_regularizer;  // kept in the config; not applied yet
-  ConstraintArg kernel_constraint;  // applied after each optimizer update
-  ConstraintArg bias_constraint;
-  std::string name;
-  bool trainable = true;
-  std::string dtype = "float32";
-};
+// The config of Conv1D: kernel_size/strides/dilation_rate are one int each, written as
+// 1-element lists as Keras does; padding may also be "causal" (left padding only).
+using Conv1DOptions = ConvOptions<1>;
 
 // Weights: kernel (k, in/groups, filters), bias (filters,). Input rank 3 with known channels
 // divisible by groups; errors as Conv2D.

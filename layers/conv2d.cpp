@@ -8,13 +8,8 @@
 namespace keras::layers {
 
 Conv2DImpl::Conv2DImpl(Conv2DOptions o) : Layer(config::base_options(o)), options_(std::move(o)) {
-  const Conv2DOptions& op = options_;
-  if (op.filters < 1) fail<ValueError>(where(), "filters >= 1", std::to_string(op.filters));
-  conv::check_options(where(), 2, op.kernel_size, op.strides, op.dilation_rate, op.padding, op.data_format);
-  if (op.groups < 1 || op.filters % op.groups != 0)
-    fail<ValueError>(where(), "groups >= 1 dividing filters (" + std::to_string(op.filters) + ")",
-                     "groups " + std::to_string(op.groups));
-  conv::check_common_options(where(), op);
+  conv::check_conv_options(where(), options_);
+  config::check_weight_args(where(), options_, config::kernel_and_bias<Conv2DOptions>());
 }
 
 void Conv2DImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -64,31 +59,13 @@ std::vector<Shape> Conv2DImpl::compute_output_shape(const std::vector<Shape>& sh
 }
 
 json Conv2DImpl::get_config() const {
-  const Conv2DOptions& o = options_;
   json c = base_config();
-  c["filters"] = o.filters;
-  c["kernel_size"] = conv::pair_to_json(o.kernel_size);
-  c["strides"] = conv::pair_to_json(o.strides);
-  c["dilation_rate"] = conv::pair_to_json(o.dilation_rate);
-  c["groups"] = o.groups;
-  conv::write_common_keys(o, c);
+  conv::write_conv_keys(options_, c);
   return c;
 }
 
 Conv2DOptions conv2d_options_from_config(const json& c) {
-  const std::string where = "Conv2D config";
-  Conv2DOptions o;
-  config::read_base_keys(c, o);
-  if (!c.contains("filters") || !c["filters"].is_number_integer())
-    fail<ValueError>(where, "an integer 'filters'", c.contains("filters") ? c["filters"].dump() : "none");
-  o.filters = c["filters"].get<int64_t>();
-  if (!c.contains("kernel_size")) fail<ValueError>(where, "a 'kernel_size'", "none");
-  o.kernel_size = conv::pair_from_config(c, "kernel_size", PairArg(), where);
-  o.strides = conv::pair_from_config(c, "strides", 1, where);
-  o.dilation_rate = conv::pair_from_config(c, "dilation_rate", 1, where);
-  o.groups = c.value("groups", int64_t{1});
-  conv::read_common_keys(c, o);
-  return o;
+  return conv::read_conv_keys<Conv2DOptions>(c, "Conv2D config");
 }
 
 KERAS_REGISTER_LAYER(Conv2D, [](const json& c) -> LayerPtr {

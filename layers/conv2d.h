@@ -1,34 +1,12 @@
 // Conv2D (keras.layers.Conv2D): 2-D convolution over (batch, height, width, channels).
 #pragma once
-#include "layers/conv_base.h"
-#include "layers/initializers.h"
+#include "layers/conv_options.h"
 #include "layers/layer_handle.h"
-#include "layers/regularizers.h"
 
 namespace keras::layers {
 
-// The config of Conv2D (Keras keys, order and defaults).
-struct Conv2DOptions {
-  int64_t filters = 0;   // required, >= 1, divisible by groups
-  PairArg kernel_size;   // required
-  PairArg strides = 1;
-  std::string padding = "valid";  // "valid" or "same" (extra pad at bottom/right, as Keras/TF)
-  std::string data_format = "channels_last";
-  PairArg dilation_rate = 1;
-  int64_t groups = 1;
-  std::string activation = "linear";
-  bool use_bias = true;
-  InitializerArg kernel_initializer = "glorot_uniform";
-  InitializerArg bias_initializer = "zeros";
-  RegularizerArg kernel_regularizer;
-  RegularizerArg bias_regularizer;
-  RegularizerArg activity_regularizer;  // kept in the config; not applied yet
-  ConstraintArg kernel_constraint;  // applied after each optimizer update
-  ConstraintArg bias_constraint;
-  std::string name;
-  bool trainable = true;
-  std::string dtype = "float32";
-};
+// The config of Conv2D (Keras keys, order and defaults): sizes are PairArg (an int sets both).
+using Conv2DOptions = ConvOptions<2>;
 
 // Weights: kernel (kh, kw, in/groups, filters), bias (filters,) when use_bias. Input rank 4 with
 // known channels divisible by groups; a kernel larger than the padded input is a ShapeError

@@ -10,8 +10,7 @@ namespace keras::layers {
 Conv2DTransposeImpl::Conv2DTransposeImpl(Conv2DTransposeOptions o)
     : Layer(config::base_options(o)), options_(std::move(o)) {
   const Conv2DTransposeOptions& op = options_;
-  if (op.filters < 1) fail<ValueError>(where(), "filters >= 1", std::to_string(op.filters));
-  conv::check_options(where(), 2, op.kernel_size, op.strides, op.dilation_rate, op.padding, op.data_format);
+  conv::check_conv_options(where(), op);
   if (op.output_padding) {
     const PairArg& p = *op.output_padding;
     if (p.first < 0 || p.second < 0 || p.first >= op.strides.first || p.second >= op.strides.second)
@@ -19,7 +18,7 @@ Conv2DTransposeImpl::Conv2DTransposeImpl(Conv2DTransposeOptions o)
                        "output_padding " + conv::pair_to_json(p).dump() + " with strides " +
                            conv::pair_to_json(op.strides).dump());
   }
-  conv::check_common_options(where(), op);
+  config::check_weight_args(where(), op, config::kernel_and_bias<Conv2DTransposeOptions>());
 }
 
 void Conv2DTransposeImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -67,32 +66,13 @@ std::vector<Shape> Conv2DTransposeImpl::compute_output_shape(const std::vector<S
 }
 
 json Conv2DTransposeImpl::get_config() const {
-  const Conv2DTransposeOptions& o = options_;
   json c = base_config();
-  c["filters"] = o.filters;
-  c["kernel_size"] = conv::pair_to_json(o.kernel_size);
-  c["strides"] = conv::pair_to_json(o.strides);
-  c["dilation_rate"] = conv::pair_to_json(o.dilation_rate);
-  c["output_padding"] = o.output_padding ? conv::pair_to_json(*o.output_padding) : json(nullptr);
-  conv::write_common_keys(o, c);
+  conv::write_conv_keys(options_, c);
   return c;
 }
 
 Conv2DTransposeOptions conv2d_transpose_options_from_config(const json& c) {
-  const std::string where = "Conv2DTranspose config";
-  Conv2DTransposeOptions o;
-  config::read_base_keys(c, o);
-  if (!c.contains("filters") || !c["filters"].is_number_integer())
-    fail<ValueError>(where, "an integer 'filters'", c.contains("filters") ? c["filters"].dump() : "none");
-  o.filters = c["filters"].get<int64_t>();
-  if (!c.contains("kernel_size")) fail<ValueError>(where, "a 'kernel_size'", "none");
-  o.kernel_size = conv::pair_from_config(c, "kernel_size", PairArg(), where);
-  o.strides = conv::pair_from_config(c, "strides", 1, where);
-  if (c.contains("output_padding") && !c["output_padding"].is_null())
-    o.output_padding = conv::pair_from_config(c, "output_padding", 0, where);
-  o.dilation_rate = conv::pair_from_config(c, "dilation_rate", 1, where);
-  conv::read_common_keys(c, o);
-  return o;
+  return conv::read_conv_keys<Conv2DTransposeOptions>(c, "Conv2DTranspose config");
 }
 
 KERAS_REGISTER_LAYER(Conv2DTranspose, [](const json& c) -> LayerPtr {

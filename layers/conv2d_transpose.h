@@ -3,14 +3,14 @@
 #pragma once
 #include <optional>
 
-#include "layers/conv_base.h"
-#include "layers/initializers.h"
+#include "layers/conv_options.h"
 #include "layers/layer_handle.h"
-#include "layers/regularizers.h"
 
 namespace keras::layers {
 
 // The config of Conv2DTranspose (Keras keys, order and defaults; output_padding null = None).
+// Not a ConvOptions<2>: Keras orders output_padding after padding and has no groups here, and
+// designated initialisers follow the member order.
 struct Conv2DTransposeOptions {
   int64_t filters = 0;  // required, >= 1
   PairArg kernel_size;  // required

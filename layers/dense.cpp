@@ -3,15 +3,13 @@
 #include "backend/ops.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
+#include "layers/weight_args.h"
 
 namespace keras::layers {
 
 DenseImpl::DenseImpl(DenseOptions options) : Layer(config::base_options(options)), options_(std::move(options)) {
   if (options_.units < 1) fail<ValueError>(where(), "units >= 1", std::to_string(options_.units));
-  if (!ops::is_activation(options_.activation))
-    fail<ValueError>(where(), "a known activation", "'" + options_.activation + "'");
-  if (!options_.kernel_initializer) fail<ValueError>(where(), "a kernel_initializer", "none");
-  if (options_.use_bias && !options_.bias_initializer) fail<ValueError>(where(), "a bias_initializer", "none");
+  config::check_weight_args(where(), options_, config::kernel_and_bias<DenseOptions>());
 }
 
 void DenseImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -54,16 +52,8 @@ std::vector<Shape> DenseImpl::compute_output_shape(const std::vector<Shape>& sha
 json DenseImpl::get_config() const {
   json c = base_config();
   c["units"] = options_.units;
-  c["activation"] = options_.activation;
-  c["use_bias"] = options_.use_bias;
-  c["kernel_initializer"] = initializers::serialize(options_.kernel_initializer.ptr());
-  c["bias_initializer"] = initializers::serialize(options_.bias_initializer.ptr());
-  c["kernel_regularizer"] = regularizers::serialize(options_.kernel_regularizer.ptr());
-  c["bias_regularizer"] = regularizers::serialize(options_.bias_regularizer.ptr());
-  if (options_.activity_regularizer)  // Keras 3 writes it only when set
-    c["activity_regularizer"] = regularizers::serialize(options_.activity_regularizer.ptr());
-  c["kernel_constraint"] = constraints::serialize(options_.kernel_constraint.ptr());
-  c["bias_constraint"] = constraints::serialize(options_.bias_constraint.ptr());
+  config::write_weight_args(options_, config::kernel_and_bias<DenseOptions>(), c);
+  if (!options_.activity_regularizer) c.erase("activity_regularizer");  // Keras 3 writes it only when set
   return c;
 }
 
@@ -73,15 +63,7 @@ DenseOptions dense_options_from_config(const json& c) {
   if (!c.contains("units") || !c["units"].is_number_integer())
     fail<ValueError>("Dense config", "an integer 'units'", c.contains("units") ? c["units"].dump() : "none");
   o.units = c["units"].get<int64_t>();
-  if (c.contains("activation")) o.activation = config::activation_from_config(c["activation"]);
-  o.use_bias = c.value("use_bias", true);
-  if (c.contains("kernel_initializer")) o.kernel_initializer = initializers::from_config(c["kernel_initializer"]);
-  if (c.contains("bias_initializer")) o.bias_initializer = initializers::from_config(c["bias_initializer"]);
-  if (c.contains("kernel_regularizer")) o.kernel_regularizer = regularizers::from_config(c["kernel_regularizer"]);
-  if (c.contains("bias_regularizer")) o.bias_regularizer = regularizers::from_config(c["bias_regularizer"]);
-  if (c.contains("activity_regularizer")) o.activity_regularizer = regularizers::from_config(c["activity_regularizer"]);
-  if (c.contains("kernel_constraint")) o.kernel_constraint = constraints::from_config(c["kernel_constraint"]);
-  if (c.contains("bias_constraint")) o.bias_constraint = constraints::from_config(c["bias_constraint"]);
+  config::read_weight_args(c, config::kernel_and_bias<DenseOptions>(), o);
   return o;
 }
 

@@ -7,14 +7,19 @@
 
 namespace keras::layers {
 
+namespace {
+// The weights whose arguments the config carries.
+using Opts = DepthwiseConv2DOptions;
+constexpr std::array<config::WeightArgs<Opts>, 2> kWeights{{
+    {"depthwise", &Opts::depthwise_initializer, &Opts::depthwise_regularizer, &Opts::depthwise_constraint},
+    {"bias", &Opts::bias_initializer, &Opts::bias_regularizer, &Opts::bias_constraint},
+}};
+}  // namespace
+
 DepthwiseConv2DImpl::DepthwiseConv2DImpl(DepthwiseConv2DOptions o)
     : Layer(config::base_options(o)), options_(std::move(o)) {
-  const DepthwiseConv2DOptions& op = options_;
-  if (op.depth_multiplier < 1) fail<ValueError>(where(), "depth_multiplier >= 1", std::to_string(op.depth_multiplier));
-  conv::check_options(where(), 2, op.kernel_size, op.strides, op.dilation_rate, op.padding, op.data_format);
-  if (!ops::is_activation(op.activation)) fail<ValueError>(where(), "a known activation", "'" + op.activation + "'");
-  if (!op.depthwise_initializer) fail<ValueError>(where(), "a depthwise_initializer", "none");
-  if (op.use_bias && !op.bias_initializer) fail<ValueError>(where(), "a bias_initializer", "none");
+  conv::check_depthwise_options(where(), options_);
+  config::check_weight_args(where(), options_, kWeights);
 }
 
 void DepthwiseConv2DImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -58,23 +63,8 @@ std::vector<Shape> DepthwiseConv2DImpl::compute_output_shape(const std::vector<S
 }
 
 json DepthwiseConv2DImpl::get_config() const {
-  const DepthwiseConv2DOptions& o = options_;
   json c = base_config();
-  c["depth_multiplier"] = o.depth_multiplier;
-  c["kernel_size"] = conv::pair_to_json(o.kernel_size);
-  c["strides"] = conv::pair_to_json(o.strides);
-  c["padding"] = o.padding;
-  c["data_format"] = o.data_format;
-  c["dilation_rate"] = conv::pair_to_json(o.dilation_rate);
-  c["activation"] = o.activation;
-  c["use_bias"] = o.use_bias;
-  c["depthwise_initializer"] = initializers::serialize(o.depthwise_initializer.ptr());
-  c["bias_initializer"] = initializers::serialize(o.bias_initializer.ptr());
-  c["depthwise_regularizer"] = regularizers::serialize(o.depthwise_regularizer.ptr());
-  c["bias_regularizer"] = regularizers::serialize(o.bias_regularizer.ptr());
-  c["activity_regularizer"] = regularizers::serialize(o.activity_regularizer.ptr());
-  c["depthwise_constraint"] = constraints::serialize(o.depthwise_constraint.ptr());
-  c["bias_constraint"] = constraints::serialize(o.bias_constraint.ptr());
+  conv::write_depthwise_keys(options_, kWeights, c);
   return c;
 }
 
@@ -82,22 +72,10 @@ DepthwiseConv2DOptions depthwise_conv2d_options_from_config(const json& c) {
   const std::string where = "DepthwiseConv2D config";
   DepthwiseConv2DOptions o;
   config::read_base_keys(c, o);
-  if (!c.contains("kernel_size")) fail<ValueError>(where, "a 'kernel_size'", "none");
-  o.kernel_size = conv::pair_from_config(c, "kernel_size", PairArg(), where);
-  o.strides = conv::pair_from_config(c, "strides", 1, where);
-  o.padding = c.value("padding", std::string("valid"));
+  conv::read_depthwise_keys(c, o, where);
   o.depth_multiplier = c.value("depth_multiplier", int64_t{1});
-  if (c.contains("data_format") && c["data_format"].is_string()) o.data_format = c["data_format"];
-  o.dilation_rate = conv::pair_from_config(c, "dilation_rate", 1, where);
-  if (c.contains("activation")) o.activation = config::activation_from_config(c["activation"]);
-  o.use_bias = c.value("use_bias", true);
-  if (c.contains("depthwise_initializer")) o.depthwise_initializer = initializers::from_config(c["depthwise_initializer"]);
-  if (c.contains("bias_initializer")) o.bias_initializer = initializers::from_config(c["bias_initializer"]);
-  if (c.contains("depthwise_regularizer")) o.depthwise_regularizer = regularizers::from_config(c["depthwise_regularizer"]);
-  if (c.contains("bias_regularizer")) o.bias_regularizer = regularizers::from_config(c["bias_regularizer"]);
-  if (c.contains("activity_regularizer")) o.activity_regularizer = regularizers::from_config(c["activity_regularizer"]);
-  if (c.contains("depthwise_constraint")) o.depthwise_constraint = constraints::from_config(c["depthwise_constraint"]);
-  if (c.contains("bias_constraint")) o.bias_constraint = constraints::from_config(c["bias_constraint"]);
+  conv::read_size(c, "dilation_rate", o.dilation_rate, where);
+  config::read_weight_args(c, kWeights, o);
   return o;
 }
 

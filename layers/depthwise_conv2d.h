@@ -1,10 +1,8 @@
 // DepthwiseConv2D (keras.layers.DepthwiseConv2D): each input channel convolved with its own
 // depth_multiplier filters; output channel c*depth_multiplier + m.
 #pragma once
-#include "layers/conv_base.h"
-#include "layers/initializers.h"
+#include "layers/conv_options.h"
 #include "layers/layer_handle.h"
-#include "layers/regularizers.h"
 
 namespace keras::layers {
 

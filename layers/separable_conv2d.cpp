@@ -7,12 +7,22 @@
 
 namespace keras::layers {
 
+namespace {
+// The weights whose arguments the config carries.
+using Opts = SeparableConv2DOptions;
+constexpr std::array<config::WeightArgs<Opts>, 3> kWeights{{
+    {"depthwise", &Opts::depthwise_initializer, &Opts::depthwise_regularizer, &Opts::depthwise_constraint},
+    {"pointwise", &Opts::pointwise_initializer, &Opts::pointwise_regularizer, &Opts::pointwise_constraint},
+    {"bias", &Opts::bias_initializer, &Opts::bias_regularizer, &Opts::bias_constraint},
+}};
+}  // namespace
+
 SeparableConv2DImpl::SeparableConv2DImpl(SeparableConv2DOptions o)
     : Layer(config::base_options(o)), options_(std::move(o)) {
   const SeparableConv2DOptions& op = options_;
-  if (op.filters < 1) fail<ValueError>(where(), "filters >= 1", std::to_string(op.filters));
-  if (op.depth_multiplier < 1) fail<ValueError>(where(), "depth_multiplier >= 1", std::to_string(op.depth_multiplier));
-  conv::check_options(where(), 2, op.kernel_size, op.strides, op.dilation_rate, op.padding, op.data_format);
+  conv::check_filters(where(), op.filters);
+  conv::check_depthwise_options(where(), op);
+  // Not config::check_weight_args: this layer has always named both kernels in one error.
   if (!ops::is_activation(op.activation)) fail<ValueError>(where(), "a known activation", "'" + op.activation + "'");
   if (!op.depthwise_initializer || !op.pointwise_initializer)
     fail<ValueError>(where(), "depthwise and pointwise initializers", "none");
@@ -62,27 +72,9 @@ std::vector<Shape> SeparableConv2DImpl::compute_output_shape(const std::vector<S
 }
 
 json SeparableConv2DImpl::get_config() const {
-  const SeparableConv2DOptions& o = options_;
   json c = base_config();
-  c["depth_multiplier"] = o.depth_multiplier;
-  c["filters"] = o.filters;
-  c["kernel_size"] = conv::pair_to_json(o.kernel_size);
-  c["strides"] = conv::pair_to_json(o.strides);
-  c["padding"] = o.padding;
-  c["data_format"] = o.data_format;
-  c["dilation_rate"] = conv::pair_to_json(o.dilation_rate);
-  c["activation"] = o.activation;
-  c["use_bias"] = o.use_bias;
-  c["depthwise_initializer"] = initializers::serialize(o.depthwise_initializer.ptr());
-  c["pointwise_initializer"] = initializers::serialize(o.pointwise_initializer.ptr());
-  c["bias_initializer"] = initializers::serialize(o.bias_initializer.ptr());
-  c["depthwise_regularizer"] = regularizers::serialize(o.depthwise_regularizer.ptr());
-  c["pointwise_regularizer"] = regularizers::serialize(o.pointwise_regularizer.ptr());
-  c["bias_regularizer"] = regularizers::serialize(o.bias_regularizer.ptr());
-  c["activity_regularizer"] = regularizers::serialize(o.activity_regularizer.ptr());
-  c["depthwise_constraint"] = constraints::serialize(o.depthwise_constraint.ptr());
-  c["pointwise_constraint"] = constraints::serialize(o.pointwise_constraint.ptr());
-  c["bias_constraint"] = constraints::serialize(o.bias_constraint.ptr());
+  c["filters"] = options_.filters;
+  conv::write_depthwise_keys(options_, kWeights, c);
   return c;
 }
 
@@ -90,34 +82,11 @@ SeparableConv2DOptions separable_conv2d_options_from_config(const json& c) {
   const std::string where = "SeparableConv2D config";
   SeparableConv2DOptions o;
   config::read_base_keys(c, o);
-  if (!c.contains("filters") || !c["filters"].is_number_integer())
-    fail<ValueError>(where, "an integer 'filters'", c.contains("filters") ? c["filters"].dump() : "none");
-  o.filters = c["filters"].get<int64_t>();
-  if (!c.contains("kernel_size")) fail<ValueError>(where, "a 'kernel_size'", "none");
-  o.kernel_size = conv::pair_from_config(c, "kernel_size", PairArg(), where);
-  o.strides = conv::pair_from_config(c, "strides", 1, where);
-  o.padding = c.value("padding", std::string("valid"));
-  if (c.contains("data_format") && c["data_format"].is_string()) o.data_format = c["data_format"];
-  o.dilation_rate = conv::pair_from_config(c, "dilation_rate", 1, where);
+  o.filters = conv::filters_from_config(c, where);
+  conv::read_depthwise_keys(c, o, where);
+  conv::read_size(c, "dilation_rate", o.dilation_rate, where);
   o.depth_multiplier = c.value("depth_multiplier", int64_t{1});
-  if (c.contains("activation")) o.activation = config::activation_from_config(c["activation"]);
-  o.use_bias = c.value("use_bias", true);
-  auto init = [&](const char* key, InitializerArg& dst) {
-    if (c.contains(key)) dst = initializers::from_config(c[key]);
-  };
-  auto reg = [&](const char* key, RegularizerArg& dst) {
-    if (c.contains(key)) dst = regularizers::from_config(c[key]);
-  };
-  init("depthwise_initializer", o.depthwise_initializer);
-  init("pointwise_initializer", o.pointwise_initializer);
-  init("bias_initializer", o.bias_initializer);
-  reg("depthwise_regularizer", o.depthwise_regularizer);
-  reg("pointwise_regularizer", o.pointwise_regularizer);
-  reg("bias_regularizer", o.bias_regularizer);
-  reg("activity_regularizer", o.activity_regularizer);
-  if (c.contains("depthwise_constraint")) o.depthwise_constraint = constraints::from_config(c["depthwise_constraint"]);
-  if (c.contains("pointwise_constraint")) o.pointwise_constraint = constraints::from_config(c["pointwise_constraint"]);
-  if (c.contains("bias_constraint")) o.bias_constraint = constraints::from_config(c["bias_constraint"]);
+  config::read_weight_args(c, kWeights, o);
   return o;
 }
 

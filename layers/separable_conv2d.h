@@ -1,10 +1,8 @@
 // SeparableConv2D (keras.layers.SeparableConv2D): a depthwise convolution (strides, padding,
 // dilation) followed by a 1x1 pointwise convolution with bias and activation.
 #pragma once
-#include "layers/conv_base.h"
-#include "layers/initializers.h"
+#include "layers/conv_options.h"
 #include "layers/layer_handle.h"
-#include "layers/regularizers.h"
 
 namespace keras::layers {
 

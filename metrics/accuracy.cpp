@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 namespace keras::metrics {
 
@@ -159,48 +160,58 @@ void AccuracyMetric::update_state(const Tensor& y_true, const Tensor& y_pred, co
   accumulate(matches(y_true, y_pred), sample_weight);
 }
 
-HostArray AccuracyImpl::matches(const Tensor& t, const Tensor& p) const { return accuracy_host(t, p, where()); }
-HostArray BinaryAccuracyImpl::matches(const Tensor& t, const Tensor& p) const {
-  return binary_host(t, p, threshold_, where());
-}
-HostArray CategoricalAccuracyImpl::matches(const Tensor& t, const Tensor& p) const {
-  return categorical_host(t, p, where());
-}
-HostArray SparseCategoricalAccuracyImpl::matches(const Tensor& t, const Tensor& p) const {
-  return sparse_host(t, p, where());
-}
-HostArray TopKCategoricalAccuracyImpl::matches(const Tensor& t, const Tensor& p) const {
-  return top_k_host(t, p, k_, where());
-}
-HostArray SparseTopKCategoricalAccuracyImpl::matches(const Tensor& t, const Tensor& p) const {
-  return sparse_top_k_host(t, p, k_, where());
+namespace {
+// What sets the accuracy classes apart, by options type: the Keras class name, and the
+// per-sample rule (a host form above, given the options and the metric's `where`).
+template <class Options>
+constexpr std::string_view kClassName = {};  // specialized for each options type
+template <> constexpr std::string_view kClassName<AccuracyOptions> = "Accuracy";
+template <> constexpr std::string_view kClassName<BinaryAccuracyOptions> = "BinaryAccuracy";
+template <> constexpr std::string_view kClassName<CategoricalAccuracyOptions> = "CategoricalAccuracy";
+template <> constexpr std::string_view kClassName<SparseCategoricalAccuracyOptions> = "SparseCategoricalAccuracy";
+template <> constexpr std::string_view kClassName<TopKCategoricalAccuracyOptions> = "TopKCategoricalAccuracy";
+template <> constexpr std::string_view kClassName<SparseTopKCategoricalAccuracyOptions> = "SparseTopKCategoricalAccuracy";
+
+using In = const Tensor&;
+using Where = const std::string&;
+HostArray rule(const AccuracyOptions&, In t, In p, Where w) { return accuracy_host(t, p, w); }
+HostArray rule(const BinaryAccuracyOptions& o, In t, In p, Where w) { return binary_host(t, p, o.threshold, w); }
+HostArray rule(const CategoricalAccuracyOptions&, In t, In p, Where w) { return categorical_host(t, p, w); }
+HostArray rule(const SparseCategoricalAccuracyOptions&, In t, In p, Where w) { return sparse_host(t, p, w); }
+HostArray rule(const TopKCategoricalAccuracyOptions& o, In t, In p, Where w) { return top_k_host(t, p, o.k, w); }
+HostArray rule(const SparseTopKCategoricalAccuracyOptions& o, In t, In p, Where w) { return sparse_top_k_host(t, p, o.k, w); }
+}  // namespace
+
+template <class Options>
+AccuracyImplOf<Options>::AccuracyImplOf(const Options& o) : AccuracyMetric(o.name, o.dtype), options_(o) {
+  if constexpr (requires { o.k; }) check_k(where(), o.k);
 }
 
-json BinaryAccuracyImpl::get_config() const {
+template <class Options>
+std::string AccuracyImplOf<Options>::class_name() const {
+  static_assert(!kClassName<Options>.empty(), "an accuracy options type without a class name");
+  return std::string(kClassName<Options>);
+}
+
+template <class Options>
+json AccuracyImplOf<Options>::get_config() const {
   json c = Metric::get_config();
-  c["threshold"] = threshold_;
+  if constexpr (requires { options_.threshold; }) c["threshold"] = options_.threshold;
+  if constexpr (requires { options_.k; }) c["k"] = options_.k;
   return c;
 }
 
-TopKCategoricalAccuracyImpl::TopKCategoricalAccuracyImpl(const TopKCategoricalAccuracyOptions& o)
-    : AccuracyMetric(o.name, o.dtype), k_(o.k) {
-  check_k("Metric '" + o.name + "' (TopKCategoricalAccuracy)", o.k);
-}
-json TopKCategoricalAccuracyImpl::get_config() const {
-  json c = Metric::get_config();
-  c["k"] = k_;
-  return c;
+template <class Options>
+HostArray AccuracyImplOf<Options>::matches(const Tensor& t, const Tensor& p) const {
+  return rule(options_, t, p, where());
 }
 
-SparseTopKCategoricalAccuracyImpl::SparseTopKCategoricalAccuracyImpl(const SparseTopKCategoricalAccuracyOptions& o)
-    : AccuracyMetric(o.name, o.dtype), k_(o.k) {
-  check_k("Metric '" + o.name + "' (SparseTopKCategoricalAccuracy)", o.k);
-}
-json SparseTopKCategoricalAccuracyImpl::get_config() const {
-  json c = Metric::get_config();
-  c["k"] = k_;
-  return c;
-}
+template class AccuracyImplOf<AccuracyOptions>;
+template class AccuracyImplOf<BinaryAccuracyOptions>;
+template class AccuracyImplOf<CategoricalAccuracyOptions>;
+template class AccuracyImplOf<SparseCategoricalAccuracyOptions>;
+template class AccuracyImplOf<TopKCategoricalAccuracyOptions>;
+template class AccuracyImplOf<SparseTopKCategoricalAccuracyOptions>;
 
 std::shared_ptr<AccuracyImpl> Accuracy(const AccuracyOptions& o) { return std::make_shared<AccuracyImpl>(o); }
 std::shared_ptr<BinaryAccuracyImpl> BinaryAccuracy(const BinaryAccuracyOptions& o) {
@@ -254,31 +265,22 @@ Options read_options(const json& c) {
   return o;
 }
 
-const bool registered = [] {
-  register_metric("Accuracy", [](const json& c) -> MetricPtr { return Accuracy(read_options<AccuracyOptions>(c)); },
-                  {"accuracy", "acc"});
-  register_metric("BinaryAccuracy",
-                  [](const json& c) -> MetricPtr { return BinaryAccuracy(read_options<BinaryAccuracyOptions>(c)); },
-                  {"binary_accuracy"});
+// Registers the class under its Keras class name and `aliases`, built from a config.
+template <class Options>
+void register_accuracy(const std::vector<std::string>& aliases) {
   register_metric(
-      "CategoricalAccuracy",
-      [](const json& c) -> MetricPtr { return CategoricalAccuracy(read_options<CategoricalAccuracyOptions>(c)); },
-      {"categorical_accuracy"});
-  register_metric("SparseCategoricalAccuracy",
-                  [](const json& c) -> MetricPtr {
-                    return SparseCategoricalAccuracy(read_options<SparseCategoricalAccuracyOptions>(c));
-                  },
-                  {"sparse_categorical_accuracy"});
-  register_metric("TopKCategoricalAccuracy",
-                  [](const json& c) -> MetricPtr {
-                    return TopKCategoricalAccuracy(read_options<TopKCategoricalAccuracyOptions>(c));
-                  },
-                  {"top_k_categorical_accuracy"});
-  register_metric("SparseTopKCategoricalAccuracy",
-                  [](const json& c) -> MetricPtr {
-                    return SparseTopKCategoricalAccuracy(read_options<SparseTopKCategoricalAccuracyOptions>(c));
-                  },
-                  {"sparse_top_k_categorical_accuracy"});
+      std::string(kClassName<Options>),
+      [](const json& c) -> MetricPtr { return std::make_shared<AccuracyImplOf<Options>>(read_options<Options>(c)); },
+      aliases);
+}
+
+const bool registered = [] {
+  register_accuracy<AccuracyOptions>({"accuracy", "acc"});
+  register_accuracy<BinaryAccuracyOptions>({"binary_accuracy"});
+  register_accuracy<CategoricalAccuracyOptions>({"categorical_accuracy"});
+  register_accuracy<SparseCategoricalAccuracyOptions>({"sparse_categorical_accuracy"});
+  register_accuracy<TopKCategoricalAccuracyOptions>({"top_k_categorical_accuracy"});
+  register_accuracy<SparseTopKCategoricalAccuracyOptions>({"sparse_top_k_categorical_accuracy"});
   return true;
 }();
 }  // namespace

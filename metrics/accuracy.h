@@ -42,106 +42,75 @@ class AccuracyMetric : public MeanImpl {
   virtual HostArray matches(const Tensor& y_true, const Tensor& y_pred) const = 0;
 };
 
+// The accuracy classes: one template over the options type, since they differ only in what the
+// options type fixes: the Keras class name (the factory's name below, e.g.
+// "TopKCategoricalAccuracy"), the per-sample rule (the functional form above; both are looked
+// up in accuracy.cpp), and the extra argument, threshold or k, where the metric has one
+// (get_config adds it to Metric's keys). The six instances are compiled once, in accuracy.cpp.
+template <class Options>
+class AccuracyImplOf : public AccuracyMetric {
+ public:
+  // ValueError naming the metric when the options hold k < 1.
+  explicit AccuracyImplOf(const Options& o = {});
+  std::string class_name() const override;
+  json get_config() const override;
+  double threshold() const requires requires(const Options& o) { o.threshold; } { return options_.threshold; }
+  int k() const requires requires(const Options& o) { o.k; } { return options_.k; }
+
+ protected:
+  HostArray matches(const Tensor& y_true, const Tensor& y_pred) const override;
+
+ private:
+  Options options_;
+};
+
 struct AccuracyOptions {
   std::string name = "accuracy";
   std::string dtype = "float32";
 };
-class AccuracyImpl : public AccuracyMetric {
- public:
-  explicit AccuracyImpl(const AccuracyOptions& o = {}) : AccuracyMetric(o.name, o.dtype) {}
-  std::string class_name() const override { return "Accuracy"; }
-
- protected:
-  HostArray matches(const Tensor& y_true, const Tensor& y_pred) const override;
-};
-std::shared_ptr<AccuracyImpl> Accuracy(const AccuracyOptions& options = {});
-
 struct BinaryAccuracyOptions {
   double threshold = 0.5;
   std::string name = "binary_accuracy";
   std::string dtype = "float32";
 };
-class BinaryAccuracyImpl : public AccuracyMetric {
- public:
-  explicit BinaryAccuracyImpl(const BinaryAccuracyOptions& o = {}) : AccuracyMetric(o.name, o.dtype), threshold_(o.threshold) {}
-  std::string class_name() const override { return "BinaryAccuracy"; }
-  json get_config() const override;  // + threshold
-  double threshold() const { return threshold_; }
-
- protected:
-  HostArray matches(const Tensor& y_true, const Tensor& y_pred) const override;
-
- private:
-  double threshold_;
-};
-std::shared_ptr<BinaryAccuracyImpl> BinaryAccuracy(const BinaryAccuracyOptions& options = {});
-
 struct CategoricalAccuracyOptions {
   std::string name = "categorical_accuracy";
   std::string dtype = "float32";
 };
-class CategoricalAccuracyImpl : public AccuracyMetric {
- public:
-  explicit CategoricalAccuracyImpl(const CategoricalAccuracyOptions& o = {}) : AccuracyMetric(o.name, o.dtype) {}
-  std::string class_name() const override { return "CategoricalAccuracy"; }
-
- protected:
-  HostArray matches(const Tensor& y_true, const Tensor& y_pred) const override;
-};
-std::shared_ptr<CategoricalAccuracyImpl> CategoricalAccuracy(const CategoricalAccuracyOptions& options = {});
-
 struct SparseCategoricalAccuracyOptions {
   std::string name = "sparse_categorical_accuracy";
   std::string dtype = "float32";
 };
-class SparseCategoricalAccuracyImpl : public AccuracyMetric {
- public:
-  explicit SparseCategoricalAccuracyImpl(const SparseCategoricalAccuracyOptions& o = {}) : AccuracyMetric(o.name, o.dtype) {}
-  std::string class_name() const override { return "SparseCategoricalAccuracy"; }
-
- protected:
-  HostArray matches(const Tensor& y_true, const Tensor& y_pred) const override;
-};
-std::shared_ptr<SparseCategoricalAccuracyImpl> SparseCategoricalAccuracy(const SparseCategoricalAccuracyOptions& options = {});
-
 struct TopKCategoricalAccuracyOptions {
   int k = 5;  // >= 1 (ValueError otherwise)
   std::string name = "top_k_categorical_accuracy";
   std::string dtype = "float32";
 };
-class TopKCategoricalAccuracyImpl : public AccuracyMetric {
- public:
-  explicit TopKCategoricalAccuracyImpl(const TopKCategoricalAccuracyOptions& o = {});
-  std::string class_name() const override { return "TopKCategoricalAccuracy"; }
-  json get_config() const override;  // + k
-  int k() const { return k_; }
-
- protected:
-  HostArray matches(const Tensor& y_true, const Tensor& y_pred) const override;
-
- private:
-  int k_;
-};
-std::shared_ptr<TopKCategoricalAccuracyImpl> TopKCategoricalAccuracy(const TopKCategoricalAccuracyOptions& options = {});
-
 struct SparseTopKCategoricalAccuracyOptions {
   int k = 5;  // >= 1 (ValueError otherwise)
   std::string name = "sparse_top_k_categorical_accuracy";
   std::string dtype = "float32";
 };
-class SparseTopKCategoricalAccuracyImpl : public AccuracyMetric {
- public:
-  explicit SparseTopKCategoricalAccuracyImpl(const SparseTopKCategoricalAccuracyOptions& o = {});
-  std::string class_name() const override { return "SparseTopKCategoricalAccuracy"; }
-  json get_config() const override;  // + k
-  int k() const { return k_; }
 
- protected:
-  HostArray matches(const Tensor& y_true, const Tensor& y_pred) const override;
+extern template class AccuracyImplOf<AccuracyOptions>;
+extern template class AccuracyImplOf<BinaryAccuracyOptions>;
+extern template class AccuracyImplOf<CategoricalAccuracyOptions>;
+extern template class AccuracyImplOf<SparseCategoricalAccuracyOptions>;
+extern template class AccuracyImplOf<TopKCategoricalAccuracyOptions>;
+extern template class AccuracyImplOf<SparseTopKCategoricalAccuracyOptions>;
 
- private:
-  int k_;
-};
+using AccuracyImpl = AccuracyImplOf<AccuracyOptions>;
+using BinaryAccuracyImpl = AccuracyImplOf<BinaryAccuracyOptions>;
+using CategoricalAccuracyImpl = AccuracyImplOf<CategoricalAccuracyOptions>;
+using SparseCategoricalAccuracyImpl = AccuracyImplOf<SparseCategoricalAccuracyOptions>;
+using TopKCategoricalAccuracyImpl = AccuracyImplOf<TopKCategoricalAccuracyOptions>;
+using SparseTopKCategoricalAccuracyImpl = AccuracyImplOf<SparseTopKCategoricalAccuracyOptions>;
+
+std::shared_ptr<AccuracyImpl> Accuracy(const AccuracyOptions& options = {});
+std::shared_ptr<BinaryAccuracyImpl> BinaryAccuracy(const BinaryAccuracyOptions& options = {});
+std::shared_ptr<CategoricalAccuracyImpl> CategoricalAccuracy(const CategoricalAccuracyOptions& options = {});
+std::shared_ptr<SparseCategoricalAccuracyImpl> SparseCategoricalAccuracy(const SparseCategoricalAccuracyOptions& options = {});
+std::shared_ptr<TopKCategoricalAccuracyImpl> TopKCategoricalAccuracy(const TopKCategoricalAccuracyOptions& options = {});
 std::shared_ptr<SparseTopKCategoricalAccuracyImpl> SparseTopKCategoricalAccuracy(
     const SparseTopKCategoricalAccuracyOptions& options = {});
 
