@@ -32,13 +32,13 @@ json InputLayerImpl::get_config() const {
 }
 
 KerasTensor InputLayerImpl::output() {
-  if (!output_) {
+  if (!output_node_) {
     LayerNode node;
     node.outputs.push_back({batch_shape_, dtype_});
-    int index = record_node(std::move(node));
-    output_ = KerasTensor{batch_shape_, dtype_, shared_from_this(), index, 0};
+    output_node_ = record_node(std::move(node));
   }
-  return *output_;
+  // Made afresh: a KerasTensor kept here would own this layer, a cycle that is never freed.
+  return KerasTensor{batch_shape_, dtype_, shared_from_this(), *output_node_, 0};
 }
 
 KerasTensor Input(const Shape& shape, InputOptions options) {

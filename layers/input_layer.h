@@ -30,7 +30,7 @@ class InputLayerImpl : public Layer {
  private:
   Shape batch_shape_;
   DType dtype_;
-  std::optional<KerasTensor> output_;
+  std::optional<int> output_node_;  // index of the node output() recorded
 };
 KERAS_LAYER_HANDLE(InputLayer, InputOptions);
 
