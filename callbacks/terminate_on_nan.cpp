@@ -31,10 +31,10 @@ TensorList walk(Model& model, const TensorList& inputs, const std::string& prefi
   }
   // Iterative post-order from the outputs: a node runs once all its inputs have values.
   std::vector<NodeKey> stack;
-  std::map<NodeKey, LayerPtr> owners;
+  std::map<NodeKey, const KerasTensor*> owners;  // a tensor of each node, for its layer and call
   for (const auto& out : model.outputs()) {
     stack.push_back({out.layer.get(), out.node_index});
-    owners[stack.back()] = out.layer;
+    owners[stack.back()] = &out;
   }
   while (!stack.empty()) {
     NodeKey key = stack.back();
@@ -42,14 +42,14 @@ TensorList walk(Model& model, const TensorList& inputs, const std::string& prefi
       stack.pop_back();
       continue;
     }
-    const LayerPtr& layer = owners.at(key);
-    const LayerNode& node = layer->inbound_nodes().at(static_cast<size_t>(key.second));
+    const LayerPtr& layer = owners.at(key)->layer;
+    const LayerNode& node = *owners.at(key)->node;
     bool ready = true;
     for (const auto& kt : node.inputs) {
       NodeKey dep{kt.layer.get(), kt.node_index};
       if (!values.count(dep)) {
         ready = false;
-        owners[dep] = kt.layer;
+        owners[dep] = &kt;
         stack.push_back(dep);
       }
     }

@@ -33,12 +33,13 @@ json InputLayerImpl::get_config() const {
 
 KerasTensor InputLayerImpl::output() {
   if (!output_node_) {
-    LayerNode node;
-    node.outputs.push_back({batch_shape_, dtype_});
-    output_node_ = record_node(std::move(node));
+    auto node = std::make_shared<LayerNode>();
+    node->outputs.push_back({batch_shape_, dtype_});
+    output_index_ = record_node(node);
+    output_node_ = std::move(node);
   }
   // Made afresh: a KerasTensor kept here would own this layer, a cycle that is never freed.
-  return KerasTensor{batch_shape_, dtype_, shared_from_this(), *output_node_, 0};
+  return KerasTensor{batch_shape_, dtype_, shared_from_this(), output_node_, output_index_, 0};
 }
 
 KerasTensor Input(const Shape& shape, InputOptions options) {

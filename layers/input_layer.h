@@ -30,7 +30,9 @@ class InputLayerImpl : public Layer {
  private:
   Shape batch_shape_;
   DType dtype_;
-  std::optional<int> output_node_;  // index of the node output() recorded
+  // The node output() recorded. Owning it is safe: it has no inputs, so it owns no layer.
+  std::shared_ptr<const LayerNode> output_node_;
+  int output_index_ = 0;
 };
 KERAS_LAYER_HANDLE(InputLayer, InputOptions);
 

@@ -146,9 +146,16 @@ Generator& Layer::generator(std::optional<uint64_t> seed) {
   return *generator_;
 }
 
-int Layer::record_node(LayerNode node) {
-  nodes_.push_back(std::move(node));
+int Layer::record_node(const std::shared_ptr<const LayerNode>& node) {
+  nodes_.push_back(node);
   return static_cast<int>(nodes_.size()) - 1;
+}
+
+std::vector<std::shared_ptr<const LayerNode>> Layer::inbound_nodes() const {
+  std::vector<std::shared_ptr<const LayerNode>> out;
+  out.reserve(nodes_.size());
+  for (const auto& n : nodes_) out.push_back(n.lock());
+  return out;
 }
 
 void Layer::mark_built(const std::vector<Shape>& input_shapes) {
@@ -242,16 +249,15 @@ std::vector<KerasTensor> Layer::operator()(const std::vector<KerasTensor>& xs, C
     throw ShapeError(std::string(e.what()) + (from.empty() ? "" : " Inputs produced by layer " + from + "."));
   }
   std::vector<DType> out_dtypes = compute_output_dtype(dtypes);
-  LayerNode node;
-  node.inputs = xs;
-  node.args = args;
+  auto node = std::make_shared<LayerNode>();
+  node->inputs = xs;
+  node->args = args;
+  for (size_t i = 0; i < out_shapes.size(); ++i)
+    node->outputs.push_back({out_shapes[i], i < out_dtypes.size() ? out_dtypes[i] : out_dtypes.back()});
+  const int index = record_node(node);
   std::vector<KerasTensor> outs;
-  for (size_t i = 0; i < out_shapes.size(); ++i) {
-    DType dt = i < out_dtypes.size() ? out_dtypes[i] : out_dtypes.back();
-    node.outputs.push_back({out_shapes[i], dt});
-    outs.push_back({out_shapes[i], dt, shared_from_this(), static_cast<int>(nodes_.size()), static_cast<int>(i)});
-  }
-  nodes_.push_back(std::move(node));
+  for (size_t i = 0; i < out_shapes.size(); ++i)
+    outs.push_back({node->outputs[i].shape, node->outputs[i].dtype, shared_from_this(), node, index, static_cast<int>(i)});
   return outs;
 }
 

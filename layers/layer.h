@@ -120,8 +120,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // ---- config ----
   // Keras config: base keys (name, trainable, dtype) plus the layer's options.
   virtual json get_config() const;
-  // Symbolic calls recorded on this layer (functional API).
-  const std::vector<LayerNode>& inbound_nodes() const { return nodes_; }
+  // Symbolic calls recorded on this layer (functional API), by node index; an entry is null once
+  // no KerasTensor or Model holds that call any more (a layer does not own its nodes).
+  std::vector<std::shared_ptr<const LayerNode>> inbound_nodes() const;
 
   // Sets weight paths to prefix + name() + "/" + weight name; models pass their prefix down.
   virtual void update_paths(const std::string& prefix);
@@ -141,8 +142,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   Generator& generator(std::optional<uint64_t> seed = std::nullopt);
   // Base config keys, for subclasses that build their config on top.
   json base_config() const;
-  // Records a node directly (InputLayer's node 0, which has no inputs); returns its index.
-  int record_node(LayerNode node);
+  // Records a node directly (InputLayer's node 0, which has no inputs); returns its index. The
+  // caller keeps `node` alive: the layer holds it weakly.
+  int record_node(const std::shared_ptr<const LayerNode>& node);
   // Marks the layer built without calling build() (layers that need no input shape).
   void mark_built(const std::vector<Shape>& input_shapes);
 
@@ -162,7 +164,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::string path_prefix_;
   std::vector<Shape> build_shapes_;
   std::vector<Weight> own_weights_;
-  std::vector<LayerNode> nodes_;
+  std::vector<std::weak_ptr<const LayerNode>> nodes_;  // weak: see keras_tensor.h
   std::optional<Generator> generator_;
 };
 

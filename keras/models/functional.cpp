@@ -4,6 +4,7 @@
 #include <set>
 
 #include "keras/models/conv_bn_fold.h"
+#include "keras/models/layer_order.h"
 #include "keras/models/model.h"
 #include "keras/models/train_state.h"
 
@@ -12,13 +13,14 @@ namespace keras {
 struct Model::Graph {
   struct Step {
     LayerPtr layer;
+    std::shared_ptr<const LayerNode> node;  // the call this step replays
     int node_index = 0;
     std::vector<std::pair<int, int>> args;  // (step, output index) of each input
     int input_position = -1;                // >= 0 for the model's own inputs
   };
   std::vector<KerasTensor> inputs, outputs;
   std::vector<Step> steps;                     // topological order
-  std::vector<LayerPtr> layers;                // unique, in order of first use
+  std::vector<LayerPtr> layers;                // unique, in Keras's order (layer_order.h)
   std::vector<std::pair<int, int>> output_refs;
   std::vector<int> last_use;                   // last step reading each step's outputs
   // Conv2D -> BatchNormalization (-> ReLU) chains that inference may fold (keras/models/conv_bn_fold.h).
@@ -84,7 +86,7 @@ void Model::set_graph(const std::vector<KerasTensor>& inputs, const std::vector<
     Key key{t.layer.get(), t.node_index};
     if (step_of.count(key)) fail<ValueError>(where, "distinct inputs", "input " + std::to_string(i) + " given twice");
     step_of[key] = static_cast<int>(g->steps.size());
-    g->steps.push_back({t.layer, t.node_index, {}, static_cast<int>(i)});
+    g->steps.push_back({t.layer, t.node, t.node_index, {}, static_cast<int>(i)});
   }
   // Iterative post-order DFS from the outputs: a node is emitted after all its inputs.
   struct Frame { KerasTensor t; bool expanded; };
@@ -97,10 +99,8 @@ void Model::set_graph(const std::vector<KerasTensor>& inputs, const std::vector<
     if (!f.t.layer) fail<ValueError>(where, "outputs built from layer calls", "a tensor without history");
     Key key{f.t.layer.get(), f.t.node_index};
     if (step_of.count(key)) continue;
-    const auto& nodes = f.t.layer->inbound_nodes();
-    if (f.t.node_index >= static_cast<int>(nodes.size()))
-      fail<ValueError>(where, "a recorded layer call", f.t.str());
-    const LayerNode& node = nodes[static_cast<size_t>(f.t.node_index)];
+    if (!f.t.node) fail<ValueError>(where, "a recorded layer call", f.t.str());
+    const LayerNode& node = *f.t.node;
     if (!f.expanded) {
       if (node.inputs.empty())
         fail<ValueError>(where, "outputs that depend only on the model's inputs",
@@ -112,7 +112,7 @@ void Model::set_graph(const std::vector<KerasTensor>& inputs, const std::vector<
       continue;
     }
     on_path.erase(key);
-    Graph::Step step{f.t.layer, f.t.node_index, {}, -1};
+    Graph::Step step{f.t.layer, f.t.node, f.t.node_index, {}, -1};
     for (const auto& in : node.inputs) step.args.emplace_back(step_of.at({in.layer.get(), in.node_index}), in.tensor_index);
     step_of[key] = static_cast<int>(g->steps.size());
     g->steps.push_back(std::move(step));
@@ -123,9 +123,7 @@ void Model::set_graph(const std::vector<KerasTensor>& inputs, const std::vector<
     for (const auto& [src, idx] : g->steps[s].args) g->last_use[static_cast<size_t>(src)] = static_cast<int>(s);
   for (const auto& [src, idx] : g->output_refs) g->last_use[static_cast<size_t>(src)] = static_cast<int>(g->steps.size());
   g->find_folds();
-  std::set<const Layer*> seen;
-  for (const auto& s : g->steps)
-    if (seen.insert(s.layer.get()).second) g->layers.push_back(s.layer);
+  g->layers = detail::keras_layer_order(inputs, outputs);  // Keras's order: weight files depend on it
 
   // Deterministic names, unique within this model (decision 5).
   std::set<std::string> used;
@@ -247,8 +245,7 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
     if (fold != g.folds.end()) {
       const auto& f = fold->second;
       const auto& bn = g.steps[static_cast<size_t>(f.bn_step)];
-      const bool bn_training =
-          bn.layer->inbound_nodes()[static_cast<size_t>(bn.node_index)].args.training.value_or(ctx.training);
+      const bool bn_training = bn.node->args.training.value_or(ctx.training);
       if (f.fold.applies(bn_training, args[0])) {
         const int last = f.relu_step >= 0 ? f.relu_step : f.bn_step;
         values[static_cast<size_t>(last)] = {f.fold.run(args[0])};
@@ -259,8 +256,7 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
         continue;
       }
     }
-    const LayerNode& node = step.layer->inbound_nodes()[static_cast<size_t>(step.node_index)];
-    CallArgs call_args = node.args;
+    CallArgs call_args = step.node->args;
     if (!call_args.training) call_args.training = ctx.training;
     values[s] = (*step.layer)(args, call_args);
     // Drop intermediates as soon as their last reader has run.

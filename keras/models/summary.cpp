@@ -59,9 +59,13 @@ void Model::summary(std::ostream& os) const {
   for (const auto& layer : layers()) {
     if (class_name() == "Sequential" && layer->class_name() == "InputLayer") continue;
     std::string shape = "?";
-    // The output of this layer's call inside this model (the last recorded node).
-    const auto& nodes = layer->inbound_nodes();
-    if (!nodes.empty() && !nodes.back().outputs.empty()) shape = shape_str(nodes.back().outputs[0].shape);
+    // The output of this layer's call inside this model (the last recorded node still held).
+    const auto nodes = layer->inbound_nodes();
+    for (auto n = nodes.rbegin(); n != nodes.rend(); ++n)
+      if (*n) {
+        if (!(*n)->outputs.empty()) shape = shape_str((*n)->outputs[0].shape);
+        break;
+      }
     rows.push_back({layer->name() + " (" + layer->class_name() + ")", shape, with_commas(layer->count_params())});
   }
   std::vector<size_t> w = {31, 22, 13};

@@ -60,16 +60,18 @@ json serialize_plain_layer(const Layer& layer) {
   return obj;
 }
 
-// The (layer, node) pairs of a model's graph: every call reachable backwards from the outputs.
-std::map<const Layer*, std::set<int>> graph_nodes(const Model& model) {
-  std::map<const Layer*, std::set<int>> nodes;
+// The calls of a model's graph, by layer and node index: every call reachable backwards from the
+// outputs (and the inputs).
+using GraphNodes = std::map<const Layer*, std::map<int, std::shared_ptr<const LayerNode>>>;
+GraphNodes graph_nodes(const Model& model) {
+  GraphNodes nodes;
   std::vector<KerasTensor> stack(model.outputs().begin(), model.outputs().end());
   stack.insert(stack.end(), model.inputs().begin(), model.inputs().end());  // inputs the outputs ignore
   while (!stack.empty()) {
     KerasTensor t = stack.back();
     stack.pop_back();
-    if (!nodes[t.layer.get()].insert(t.node_index).second) continue;
-    for (const auto& in : t.layer->inbound_nodes()[static_cast<size_t>(t.node_index)].inputs) stack.push_back(in);
+    if (!nodes[t.layer.get()].emplace(t.node_index, t.node).second) continue;
+    for (const auto& in : t.node->inputs) stack.push_back(in);
   }
   return nodes;
 }
@@ -84,10 +86,9 @@ class FunctionalWriter {
       json entry = serialize_layer(*l);
       entry["name"] = l->name();
       entry["inbound_nodes"] = json::array();
-      for (int n : nodes_.at(l.get())) {
-        const LayerNode& node = l->inbound_nodes()[static_cast<size_t>(n)];
-        if (node.inputs.empty()) continue;  // an InputLayer's own node
-        entry["inbound_nodes"].push_back(write_node(node));
+      for (const auto& [index, node] : nodes_.at(l.get())) {
+        if (node->inputs.empty()) continue;  // an InputLayer's own node
+        entry["inbound_nodes"].push_back(write_node(*node));
       }
       layers.push_back(std::move(entry));
     }
@@ -141,7 +142,7 @@ class FunctionalWriter {
   }
 
   const Model& model_;
-  std::map<const Layer*, std::set<int>> nodes_;
+  GraphNodes nodes_;
 };
 
 json serialize_sequential(const Sequential& model) {

@@ -204,7 +204,7 @@ TEST(ModelConfigRead, TrainingKwargIsReplayed) {
     {"class_name": "Dropout", "name": "drop", "config": {"name": "drop", "rate": 0.5},
      "inbound_nodes": [[["x", 0, 0, {"training": true}]]]}],
     "input_layers": [["x", 0, 0]], "output_layers": [["drop", 0, 0]]}})"));
-  EXPECT_EQ(m->get_layer("drop")->inbound_nodes()[0].args.training, std::optional<bool>(true));
+  EXPECT_EQ(m->get_layer("drop")->inbound_nodes()[0]->args.training, std::optional<bool>(true));
   auto v = m->predict_on_batch(Tensor::ones({1, 100})).to_vector<float>();
   int zeros = 0;
   for (float f : v) zeros += f == 0.0f;
