@@ -22,8 +22,9 @@ class InputLayerImpl : public Layer {
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& s) override { return s; }
   void validate_input(const std::vector<Shape>& input_shapes) const override;
   json get_config() const override;  // batch_shape, dtype, sparse, name
-  // The symbolic tensor this layer feeds into the graph (created on first request).
-  KerasTensor output();
+  // The symbolic tensor this layer feeds into the graph (created on first request); also its input.
+  KerasTensor output() override;
+  KerasTensor input() override { return output(); }
   const Shape& batch_shape() const { return batch_shape_; }
   DType dtype() const { return dtype_; }
 

@@ -151,6 +151,50 @@ int Layer::record_node(const std::shared_ptr<const LayerNode>& node) {
   return static_cast<int>(nodes_.size()) - 1;
 }
 
+std::vector<KerasTensor> Layer::get_outputs_at(int node_index) {
+  const auto nodes = inbound_nodes();
+  if (node_index < 0 || node_index >= static_cast<int>(nodes.size()) || !nodes[static_cast<size_t>(node_index)]) {
+    std::string held;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (nodes[i]) held += (held.empty() ? "" : ", ") + std::to_string(i);
+    fail<ValueError>(where() + " call " + std::to_string(node_index), "one of the calls held by a model or tensor [" + held + "]",
+                     "no such call", "A layer's calls are recorded when it is called on KerasTensors (functional API).");
+  }
+  const auto& node = nodes[static_cast<size_t>(node_index)];
+  std::vector<KerasTensor> out;
+  for (size_t i = 0; i < node->outputs.size(); ++i)
+    out.push_back({node->outputs[i].shape, node->outputs[i].dtype, shared_from_this(), node, node_index, static_cast<int>(i)});
+  return out;
+}
+
+std::vector<KerasTensor> Layer::get_inputs_at(int node_index) {
+  const auto outs = get_outputs_at(node_index);
+  return outs.front().node->inputs;
+}
+
+namespace {
+int first_held_call(const std::vector<std::shared_ptr<const LayerNode>>& nodes) {
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i]) return static_cast<int>(i);
+  return -1;
+}
+
+KerasTensor single(const std::vector<KerasTensor>& tensors, const std::string& where, const char* what) {
+  if (tensors.size() != 1)
+    fail<ValueError>(where, std::string("one ") + what, std::to_string(tensors.size()) + " " + what + "s",
+                     std::string("Use get_") + what + "s_at(node_index).");
+  return tensors[0];
+}
+}  // namespace
+
+KerasTensor Layer::output() {
+  return single(get_outputs_at(first_held_call(inbound_nodes())), where() + " output", "output");
+}
+
+KerasTensor Layer::input() {
+  return single(get_inputs_at(first_held_call(inbound_nodes())), where() + " input", "input");
+}
+
 std::vector<std::shared_ptr<const LayerNode>> Layer::inbound_nodes() const {
   std::vector<std::shared_ptr<const LayerNode>> out;
   out.reserve(nodes_.size());

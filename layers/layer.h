@@ -124,6 +124,17 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // no KerasTensor or Model holds that call any more (a layer does not own its nodes).
   std::vector<std::shared_ptr<const LayerNode>> inbound_nodes() const;
 
+  // Keras's layer.output / layer.input: the tensors of this layer's first call still held by a
+  // model or a tensor, so Model(base->input(), base->get_layer("block_13_expand_relu")->output())
+  // builds a feature extractor. Models override them with their own inputs and outputs.
+  // ValueError when the layer has no such call, or the call has several outputs (inputs).
+  virtual KerasTensor output();
+  virtual KerasTensor input();
+  // The same for call `node_index` (get_output_at(1): the second call of a shared layer); all of
+  // its output (input) tensors. ValueError naming the calls that exist otherwise.
+  std::vector<KerasTensor> get_outputs_at(int node_index);
+  std::vector<KerasTensor> get_inputs_at(int node_index);
+
   // Sets weight paths to prefix + name() + "/" + weight name; models pass their prefix down.
   virtual void update_paths(const std::string& prefix);
 

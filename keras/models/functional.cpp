@@ -191,6 +191,18 @@ const std::vector<KerasTensor>& Model::outputs() const {
   return graph_->outputs;
 }
 
+namespace {
+KerasTensor only(const std::vector<KerasTensor>& tensors, const std::string& where, const char* what) {
+  if (tensors.size() != 1)
+    fail<ValueError>(where, std::string("one ") + what, std::to_string(tensors.size()),
+                     std::string("Use ") + what + "s(), which lists them all.");
+  return tensors[0];
+}
+}  // namespace
+
+KerasTensor Model::input() { return only(inputs(), "Model '" + name() + "' input", "input"); }
+KerasTensor Model::output() { return only(outputs(), "Model '" + name() + "' output", "output"); }
+
 void Model::update_paths(const std::string& prefix) {
   // Called by an enclosing model: nested weights are "<model>/<layer>/<weight>" (decision 5).
   Layer::update_paths(prefix);

@@ -131,6 +131,10 @@ class Model : public Layer {
   std::vector<LayerPtr> sublayers() const override;
   const std::vector<KerasTensor>& inputs() const;
   const std::vector<KerasTensor>& outputs() const;
+  // The model's only input / output tensor (Keras's model.input / model.output); ValueError when
+  // it has several (use inputs() / outputs()) or no graph.
+  KerasTensor input() override;
+  KerasTensor output() override;
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes) override;
   std::vector<DType> compute_output_dtype(const std::vector<DType>& input_dtypes) override;

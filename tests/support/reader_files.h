@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/expect_error.h"
+
 namespace keras::testing {
 
 // The folder is named after the process and the test, so parallel test runs never share one.
@@ -35,17 +37,5 @@ class Readers : public ::testing::Test {
   }
   std::filesystem::path dir;
 };
-
-// Expects `fn` to throw E whose message contains every string of `parts`.
-template <class E, class F>
-void expect_error(F&& fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  }
-}
 
 }  // namespace keras::testing

@@ -5,9 +5,11 @@
 #include "keras/keras.h"
 #include "keras/saving/model_config.h"
 #include "layers/elementwise_merge.h"
+#include "tests/support/expect_error.h"
 
 using namespace keras;
 namespace L = keras::layers;
+using keras::testing::expect_error;
 
 namespace {
 
@@ -15,17 +17,6 @@ std::vector<std::string> layer_names(const Model& m) {
   std::vector<std::string> out;
   for (const auto& l : m.layers()) out.push_back(l->name());
   return out;
-}
-
-// Runs `f`, expecting E whose message contains every one of `parts`.
-template <class E, class F>
-void expect_error(F f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
 }
 
 const char* kKeras2Functional = R"({"class_name": "Functional", "keras_version": "2.15.0", "backend": "tensorflow",
