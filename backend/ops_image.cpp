@@ -5,21 +5,10 @@
 //   resize_nearest_grad(grad) -> dx         attrs size, input_shape
 //   affine_transform(images, transforms)    attrs interpolation, fill_mode, fill_value
 #include "backend/ops_image.h"
+#include "backend/resize_op_defs.h"
 
 namespace keras {
 namespace {
-
-void check_image(const std::string& where, const TensorSpec& x) {
-  if (!is_floating(x.dtype)) fail<TypeError>(where, "a float32 or float64 image", dtype_name(x.dtype), "Cast the tensor first.");
-  if (x.shape.size() != 4)
-    fail<ShapeError>(where, "an image batch of rank 4 (batch, height, width, channels)", "shape " + shape_str(x.shape));
-}
-
-std::vector<int64_t> out_size(const Attrs& a, const std::string& where) {
-  const auto& s = a.get_ints("size");
-  if (s.size() != 2 || s[0] < 1 || s[1] < 1) fail<ValueError>(where, "attr size of 2 positive extents", a.str());
-  return s;
-}
 
 void check_choice(const std::string& where, const std::string& what, const std::string& value,
                   std::initializer_list<const char*> allowed) {
@@ -33,46 +22,16 @@ void check_choice(const std::string& where, const std::string& what, const std::
 
 }  // namespace
 
-KERAS_REGISTER_OP(resize_nearest) {
-  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
-    const std::string where = "op 'resize_nearest'";
-    if (in.size() != 1) fail<ValueError>(where, "1 input", std::to_string(in.size()) + " inputs");
-    check_image(where, in[0]);
-    auto s = out_size(a, where);
-    return std::vector<TensorSpec>{{{in[0].shape[0], s[0], s[1], in[0].shape[3]}, in[0].dtype}};
-  };
-  def.grad = [](const GradContext& g) {
-    static const OpDef& grad_op = OpRegistry::instance().find("resize_nearest_grad");
-    Attrs a = g.attrs;
-    a.set("input_shape", std::vector<int64_t>(g.input_specs[0].shape.begin(), g.input_specs[0].shape.end()));
-    return TensorList{run_op1(grad_op, {g.grad_outputs[0]}, a)};
-  };
-}
+KERAS_REGISTER_OP(resize_nearest) { detail::define_resize_op(def, "resize_nearest_grad"); }
 
 // Linear in grad; its adjoint is the forward resize.
-KERAS_REGISTER_OP(resize_nearest_grad) {
-  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
-    const std::string where = "op 'resize_nearest_grad'";
-    if (in.size() != 1) fail<ValueError>(where, "1 input", std::to_string(in.size()) + " inputs");
-    check_image(where, in[0]);
-    auto s = out_size(a, where);
-    const auto& is = a.get_ints("input_shape");
-    Shape input(is.begin(), is.end());
-    if (input.size() != 4 || in[0].shape != Shape{input[0], s[0], s[1], input[3]})
-      fail<ShapeError>(where, "a gradient of the resized shape of " + shape_str(input), shape_str(in[0].shape));
-    return std::vector<TensorSpec>{{input, in[0].dtype}};
-  };
-  def.grad = [](const GradContext& g) {
-    static const OpDef& fwd = OpRegistry::instance().find("resize_nearest");
-    return TensorList{run_op1(fwd, {g.grad_outputs[0]}, Attrs{{"size", g.attrs.get_ints("size")}})};
-  };
-}
+KERAS_REGISTER_OP(resize_nearest_grad) { detail::define_resize_grad_op(def, "resize_nearest"); }
 
 KERAS_REGISTER_OP(affine_transform) {
   def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
     const std::string where = "op 'affine_transform'";
     if (in.size() != 2) fail<ValueError>(where, "2 inputs (images, transforms)", std::to_string(in.size()) + " inputs");
-    check_image(where, in[0]);
+    detail::check_image_spec(where, in[0]);
     const Shape& t = in[1].shape;
     if (in[1].dtype != DType::float32)
       fail<TypeError>(where, "float32 transforms", dtype_name(in[1].dtype), "keras::ops::affine_transform casts them.");

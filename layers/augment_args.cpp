@@ -34,6 +34,11 @@ std::pair<double, double> factor_range(const FactorArg& f, double lo_bound, doub
   return {std::max(-v, lo_bound), v};
 }
 
+FactorArg required_factor(const json& c, const std::string& key, const std::string& cls) {
+  if (!c.contains(key)) fail<ValueError>(cls + " config", "a '" + key + "' entry", c.dump());
+  return FactorArg::from_json(c[key], cls + " config '" + key + "'");
+}
+
 ValueRange value_range_from_json(const json& j, const std::string& where) {
   if (j.is_array() && j.size() == 2 && j[0].is_number() && j[1].is_number()) return {j[0].get<double>(), j[1].get<double>()};
   fail<ValueError>(where, "value_range a list of 2 numbers", j.dump());
@@ -44,6 +49,11 @@ void check_fill_and_interpolation(const std::string& where, const std::string& f
     fail<ValueError>(where, "fill_mode one of 'reflect', 'wrap', 'constant', 'nearest'", "'" + fill_mode + "'");
   if (interpolation != "nearest" && interpolation != "bilinear")
     fail<ValueError>(where, "interpolation 'nearest' or 'bilinear'", "'" + interpolation + "'");
+}
+
+void check_target_size(const std::string& where, int64_t height, int64_t width) {
+  if (height < 1 || width < 1)
+    fail<ValueError>(where, "height and width >= 1", "(" + std::to_string(height) + ", " + std::to_string(width) + ")");
 }
 
 void check_image_input(const std::string& where, const std::vector<Shape>& shapes) {

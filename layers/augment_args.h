@@ -12,6 +12,8 @@
 
 #include "backend/random.h"
 #include "backend/tensor.h"
+#include "layers/layer_config.h"
+#include "layers/spatial_args.h"
 
 namespace keras::layers {
 
@@ -43,6 +45,12 @@ ValueRange value_range_from_json(const json& j, const std::string& where);
 // ValueError unless fill_mode is reflect/wrap/constant/nearest and interpolation
 // nearest/bilinear (Keras 3's RandomRotation/RandomZoom/RandomTranslation choices).
 void check_fill_and_interpolation(const std::string& where, const std::string& fill_mode, const std::string& interpolation);
+
+// ValueError naming `where` unless the target (height, width) are both >= 1.
+void check_target_size(const std::string& where, int64_t height, int64_t width);
+
+// The output dtype of the image layers: a floating input's, else float32 (integer pixels).
+inline DType image_output_dtype(DType in) { return is_floating(in) ? in : DType::float32; }
 
 // ShapeError unless there is one input of rank 3 (one image) or 4 (a batch), channels last.
 void check_image_input(const std::string& where, const std::vector<Shape>& shapes);
@@ -76,5 +84,49 @@ Tensor transform_rows(const std::vector<std::array<float, 8>>& rows);
 // A seed as Keras writes it (null when unset), and back.
 json seed_to_json(const std::optional<int64_t>& seed);
 std::optional<uint64_t> seed_for_generator(const std::optional<int64_t>& seed);
+
+// The config keys of the fill-mode layers (RandomRotation, RandomZoom, RandomTranslation):
+// fill_mode, interpolation, seed, fill_value, data_format; plus the base keys when reading.
+template <class Options>
+void read_fill_keys(const json& c, Options& o) {
+  config::read_base_keys(c, o);
+  o.fill_mode = c.value("fill_mode", o.fill_mode);
+  o.interpolation = c.value("interpolation", o.interpolation);
+  o.seed = config::optional_int(c, "seed");
+  if (c.contains("fill_value") && c["fill_value"].is_number()) o.fill_value = c["fill_value"].get<double>();
+  o.data_format = data_format_from_config(c);
+}
+template <class Options>
+void write_fill_keys(json& c, const Options& o) {
+  c["data_format"] = o.data_format;
+  c["fill_mode"] = o.fill_mode;
+  c["fill_value"] = o.fill_value;
+  c["interpolation"] = o.interpolation;
+  c["seed"] = seed_to_json(o.seed);
+}
+
+// A required factor-like entry `key` of a `cls` config; ValueError naming both when absent.
+FactorArg required_factor(const json& c, const std::string& key, const std::string& cls);
+
+// The config of the value-range layers (RandomContrast, RandomBrightness): factor (required),
+// value_range, seed, data_format, plus the base keys; and the keys they write, factor as the
+// (lower, upper) pair Keras writes.
+template <class Options>
+Options value_range_options_from_config(const json& c, const std::string& cls) {
+  Options o;
+  config::read_base_keys(c, o);
+  o.factor = required_factor(c, "factor", cls);
+  if (c.contains("value_range")) o.value_range = value_range_from_json(c["value_range"], cls + " config");
+  o.seed = config::optional_int(c, "seed");
+  o.data_format = data_format_from_config(c);
+  return o;
+}
+template <class Options>
+void write_value_range_keys(json& c, const Options& o, std::pair<double, double> range) {
+  c["data_format"] = o.data_format;
+  c["factor"] = json::array({range.first, range.second});
+  c["value_range"] = json::array({o.value_range[0], o.value_range[1]});
+  c["seed"] = seed_to_json(o.seed);
+}
 
 }  // namespace keras::layers

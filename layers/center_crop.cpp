@@ -11,9 +11,7 @@ namespace keras::layers {
 CenterCropImpl::CenterCropImpl(CenterCropOptions options)
     : ImagePreprocessingLayer(config::base_options(options)), options_(std::move(options)) {
   require_channels_last(options_.data_format, where());
-  if (options_.height < 1 || options_.width < 1)
-    fail<ValueError>(where(), "height and width >= 1",
-                     "(" + std::to_string(options_.height) + ", " + std::to_string(options_.width) + ")");
+  check_target_size(where(), options_.height, options_.width);
 }
 
 void CenterCropImpl::validate_input(const std::vector<Shape>& shapes) const { check_image_input(where(), shapes); }
@@ -24,7 +22,7 @@ std::vector<Shape> CenterCropImpl::compute_output_shape(const std::vector<Shape>
 }
 
 std::vector<DType> CenterCropImpl::compute_output_dtype(const std::vector<DType>& in) {
-  return {is_floating(in.at(0)) ? in[0] : DType::float32};
+  return {image_output_dtype(in.at(0))};
 }
 
 TensorList CenterCropImpl::call(const TensorList& inputs, const CallContext&) {

@@ -31,22 +31,12 @@ TensorList RandomBrightnessImpl::call(const TensorList& inputs, const CallContex
 
 json RandomBrightnessImpl::get_config() const {
   json c = base_config();
-  c["data_format"] = options_.data_format;
-  c["factor"] = json::array({range_.first, range_.second});
-  c["value_range"] = json::array({options_.value_range[0], options_.value_range[1]});
-  c["seed"] = seed_to_json(options_.seed);
+  write_value_range_keys(c, options_, range_);
   return c;
 }
 
 RandomBrightnessOptions random_brightness_options_from_config(const json& c) {
-  RandomBrightnessOptions o;
-  config::read_base_keys(c, o);
-  if (!c.contains("factor")) fail<ValueError>("RandomBrightness config", "a 'factor' entry", c.dump());
-  o.factor = FactorArg::from_json(c["factor"], "RandomBrightness config 'factor'");
-  if (c.contains("value_range")) o.value_range = value_range_from_json(c["value_range"], "RandomBrightness config");
-  o.seed = config::optional_int(c, "seed");
-  o.data_format = data_format_from_config(c);
-  return o;
+  return value_range_options_from_config<RandomBrightnessOptions>(c, "RandomBrightness");
 }
 
 KERAS_REGISTER_LAYER(RandomBrightness, [](const json& c) -> LayerPtr {

@@ -13,9 +13,7 @@ namespace keras::layers {
 RandomCropImpl::RandomCropImpl(RandomCropOptions options)
     : ImagePreprocessingLayer(config::base_options(options)), options_(std::move(options)) {
   require_channels_last(options_.data_format, where());
-  if (options_.height < 1 || options_.width < 1)
-    fail<ValueError>(where(), "height and width >= 1",
-                     "(" + std::to_string(options_.height) + ", " + std::to_string(options_.width) + ")");
+  check_target_size(where(), options_.height, options_.width);
   if (!options_.seed) options_.seed = default_seed();
 }
 
@@ -27,7 +25,7 @@ std::vector<Shape> RandomCropImpl::compute_output_shape(const std::vector<Shape>
 }
 
 std::vector<DType> RandomCropImpl::compute_output_dtype(const std::vector<DType>& in) {
-  return {is_floating(in.at(0)) ? in[0] : DType::float32};
+  return {image_output_dtype(in.at(0))};
 }
 
 TensorList RandomCropImpl::call(const TensorList& inputs, const CallContext& ctx) {

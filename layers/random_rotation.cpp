@@ -42,25 +42,15 @@ TensorList RandomRotationImpl::call(const TensorList& inputs, const CallContext&
 
 json RandomRotationImpl::get_config() const {
   json c = base_config();
-  c["data_format"] = options_.data_format;
+  write_fill_keys(c, options_);
   c["factor"] = json::array({range_.first, range_.second});
-  c["fill_mode"] = options_.fill_mode;
-  c["fill_value"] = options_.fill_value;
-  c["interpolation"] = options_.interpolation;
-  c["seed"] = seed_to_json(options_.seed);
   return c;
 }
 
 RandomRotationOptions random_rotation_options_from_config(const json& c) {
   RandomRotationOptions o;
-  config::read_base_keys(c, o);
-  if (!c.contains("factor")) fail<ValueError>("RandomRotation config", "a 'factor' entry", c.dump());
-  o.factor = FactorArg::from_json(c["factor"], "RandomRotation config 'factor'");
-  o.fill_mode = c.value("fill_mode", o.fill_mode);
-  o.interpolation = c.value("interpolation", o.interpolation);
-  o.seed = config::optional_int(c, "seed");
-  if (c.contains("fill_value") && c["fill_value"].is_number()) o.fill_value = c["fill_value"].get<double>();
-  o.data_format = data_format_from_config(c);
+  read_fill_keys(c, o);
+  o.factor = required_factor(c, "factor", "RandomRotation");
   return o;
 }
 

@@ -45,28 +45,17 @@ TensorList RandomTranslationImpl::call(const TensorList& inputs, const CallConte
 
 json RandomTranslationImpl::get_config() const {
   json c = base_config();
-  c["data_format"] = options_.data_format;
+  write_fill_keys(c, options_);
   c["height_factor"] = options_.height_factor.to_json();
   c["width_factor"] = options_.width_factor.to_json();
-  c["fill_mode"] = options_.fill_mode;
-  c["interpolation"] = options_.interpolation;
-  c["seed"] = seed_to_json(options_.seed);
-  c["fill_value"] = options_.fill_value;
   return c;
 }
 
 RandomTranslationOptions random_translation_options_from_config(const json& c) {
   RandomTranslationOptions o;
-  config::read_base_keys(c, o);
-  for (const char* key : {"height_factor", "width_factor"})
-    if (!c.contains(key)) fail<ValueError>("RandomTranslation config", std::string("a '") + key + "' entry", c.dump());
-  o.height_factor = FactorArg::from_json(c["height_factor"], "RandomTranslation config 'height_factor'");
-  o.width_factor = FactorArg::from_json(c["width_factor"], "RandomTranslation config 'width_factor'");
-  o.fill_mode = c.value("fill_mode", o.fill_mode);
-  o.interpolation = c.value("interpolation", o.interpolation);
-  o.seed = config::optional_int(c, "seed");
-  if (c.contains("fill_value") && c["fill_value"].is_number()) o.fill_value = c["fill_value"].get<double>();
-  o.data_format = data_format_from_config(c);
+  read_fill_keys(c, o);
+  o.height_factor = required_factor(c, "height_factor", "RandomTranslation");
+  o.width_factor = required_factor(c, "width_factor", "RandomTranslation");
   return o;
 }
 

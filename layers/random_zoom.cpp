@@ -47,28 +47,18 @@ TensorList RandomZoomImpl::call(const TensorList& inputs, const CallContext& ctx
 
 json RandomZoomImpl::get_config() const {
   json c = base_config();
-  c["data_format"] = options_.data_format;
+  write_fill_keys(c, options_);
   c["height_factor"] = options_.height_factor.to_json();
   c["width_factor"] = options_.width_factor ? options_.width_factor->to_json() : json(nullptr);
-  c["fill_mode"] = options_.fill_mode;
-  c["interpolation"] = options_.interpolation;
-  c["seed"] = seed_to_json(options_.seed);
-  c["fill_value"] = options_.fill_value;
   return c;
 }
 
 RandomZoomOptions random_zoom_options_from_config(const json& c) {
   RandomZoomOptions o;
-  config::read_base_keys(c, o);
-  if (!c.contains("height_factor")) fail<ValueError>("RandomZoom config", "a 'height_factor' entry", c.dump());
-  o.height_factor = FactorArg::from_json(c["height_factor"], "RandomZoom config 'height_factor'");
+  read_fill_keys(c, o);
+  o.height_factor = required_factor(c, "height_factor", "RandomZoom");
   if (c.contains("width_factor") && !c["width_factor"].is_null())
     o.width_factor = FactorArg::from_json(c["width_factor"], "RandomZoom config 'width_factor'");
-  o.fill_mode = c.value("fill_mode", o.fill_mode);
-  o.interpolation = c.value("interpolation", o.interpolation);
-  o.seed = config::optional_int(c, "seed");
-  if (c.contains("fill_value") && c["fill_value"].is_number()) o.fill_value = c["fill_value"].get<double>();
-  o.data_format = data_format_from_config(c);
   return o;
 }
 

@@ -48,9 +48,7 @@ Tensor pad_to_aspect_ratio(const Tensor& x, int64_t th, int64_t tw, double fill)
 
 ResizingImpl::ResizingImpl(ResizingOptions options) : ImagePreprocessingLayer(config::base_options(options)), options_(std::move(options)) {
   require_channels_last(options_.data_format, where());
-  if (options_.height < 1 || options_.width < 1)
-    fail<ValueError>(where(), "height and width >= 1",
-                     "(" + std::to_string(options_.height) + ", " + std::to_string(options_.width) + ")");
+  check_target_size(where(), options_.height, options_.width);
   const std::string& ip = options_.interpolation;
   if (ip == "bicubic" || ip == "lanczos3" || ip == "lanczos5" || ip == "area")
     fail<NotImplementedError>(where(), "interpolation 'bilinear' or 'nearest'", "'" + ip + "'",
@@ -74,7 +72,7 @@ std::vector<Shape> ResizingImpl::compute_output_shape(const std::vector<Shape>& 
 }
 
 std::vector<DType> ResizingImpl::compute_output_dtype(const std::vector<DType>& in) {
-  return {is_floating(in.at(0)) ? in[0] : DType::float32};
+  return {image_output_dtype(in.at(0))};
 }
 
 TensorList ResizingImpl::call(const TensorList& inputs, const CallContext&) {

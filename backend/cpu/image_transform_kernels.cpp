@@ -13,19 +13,15 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/cpu/dispatch_floating.h"
 #include "backend/op_registry.h"
 
 namespace keras {
 namespace {
 
-constexpr int64_t kParallelMin = 1 << 14;
+using cpu::dispatch_floating;
 
-template <class F>
-void dispatch_floating(DType t, const char* where, F&& f) {
-  if (t == DType::float32) f(float{});
-  else if (t == DType::float64) f(double{});
-  else fail<TypeError>(where, "float32 or float64", dtype_name(t));
-}
+constexpr int64_t kParallelMin = 1 << 14;
 
 // ---------------- resize_nearest ----------------
 

@@ -6,24 +6,17 @@
 #include "layers/random_rotation.h"
 #include "layers/random_translation.h"
 #include "layers/random_zoom.h"
-#include "support/augment_reference.h"
+#include "support/augment_checks.h"
 #include "support/expect_error.h"
 #include "support/layer_harness.h"
 
 using namespace keras;
 namespace ref = augment_reference;
+using keras::testing::expect_close_to;
 using keras::testing::expect_error;
 using keras::testing::run_layer_harness;
 
 namespace {
-
-Tensor x_ref() { return Tensor::from_vector(ref::kX, {2, 5, 6, 2}); }
-
-void expect_close(const Tensor& got, const std::vector<float>& want, const std::string& what) {
-  auto g = got.to_vector<float>();
-  ASSERT_EQ(g.size(), want.size()) << what;
-  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want[i], 2e-5f * std::max(1.0f, std::abs(want[i]))) << what << " " << i;
-}
 
 std::vector<std::pair<std::string, std::function<LayerPtr(std::optional<int64_t>)>>> random_layers() {
   return {
@@ -48,23 +41,23 @@ TEST(RandomAffineHarness, Inference) {
 }
 
 TEST(RandomRotation, PinnedAnglesMatchKeras) {
-  Tensor x = x_ref();
-  expect_close(layers::RandomRotation({.factor = {0.1, 0.1}, .fill_mode = "constant", .fill_value = -1.0})(x, {.training = true}),
-               ref::kRotation36Constant, "36 degrees, constant");
-  expect_close(layers::RandomRotation({.factor = {-0.2, -0.2}, .interpolation = "nearest"})(x, {.training = true}),
-               ref::kRotationMinus72Nearest, "-72 degrees, reflect, nearest");
+  Tensor x = keras::testing::augment_input();
+  expect_close_to(layers::RandomRotation({.factor = {0.1, 0.1}, .fill_mode = "constant", .fill_value = -1.0})(x, {.training = true}),
+               ref::kRotation36Constant, "36 degrees, constant", 2e-5f);
+  expect_close_to(layers::RandomRotation({.factor = {-0.2, -0.2}, .interpolation = "nearest"})(x, {.training = true}),
+               ref::kRotationMinus72Nearest, "-72 degrees, reflect, nearest", 2e-5f);
 }
 
 TEST(RandomZoomTranslation, PinnedFactorsMatchKeras) {
-  Tensor x = x_ref();
-  expect_close(layers::RandomZoom({.height_factor = {0.5, 0.5}, .width_factor = layers::FactorArg(-0.25, -0.25), .fill_mode = "nearest"})(
+  Tensor x = keras::testing::augment_input();
+  expect_close_to(layers::RandomZoom({.height_factor = {0.5, 0.5}, .width_factor = layers::FactorArg(-0.25, -0.25), .fill_mode = "nearest"})(
                    x, {.training = true}),
-               ref::kZoom, "zoom out 1.5 x in 0.75");
-  expect_close(layers::RandomZoom({.height_factor = {-0.3, -0.3}})(x, {.training = true}), ref::kZoomHeightOnly,
-               "zoom in 0.7 both axes (width follows height)");
-  expect_close(layers::RandomTranslation({.height_factor = {0.2, 0.2}, .width_factor = {-0.4, -0.4}, .fill_mode = "wrap"})(
+               ref::kZoom, "zoom out 1.5 x in 0.75", 2e-5f);
+  expect_close_to(layers::RandomZoom({.height_factor = {-0.3, -0.3}})(x, {.training = true}), ref::kZoomHeightOnly,
+               "zoom in 0.7 both axes (width follows height)", 2e-5f);
+  expect_close_to(layers::RandomTranslation({.height_factor = {0.2, 0.2}, .width_factor = {-0.4, -0.4}, .fill_mode = "wrap"})(
                    x, {.training = true}),
-               ref::kTranslation, "down 1, left 2.4, wrap");
+               ref::kTranslation, "down 1, left 2.4, wrap", 2e-5f);
 }
 
 TEST(RandomAffine, InferenceIdentityTrainingSeededPerImage) {

@@ -5,26 +5,15 @@
 
 #include "layers/random_brightness.h"
 #include "layers/random_contrast.h"
-#include "support/augment_reference.h"
+#include "support/augment_checks.h"
 #include "support/expect_error.h"
 #include "support/layer_harness.h"
 
 using namespace keras;
 namespace ref = augment_reference;
+using keras::testing::expect_close_to;
 using keras::testing::expect_error;
 using keras::testing::run_layer_harness;
-
-namespace {
-
-Tensor x_ref() { return Tensor::from_vector(ref::kX, {2, 5, 6, 2}); }
-
-void expect_close(const Tensor& got, const std::vector<float>& want, const std::string& what) {
-  auto g = got.to_vector<float>();
-  ASSERT_EQ(g.size(), want.size()) << what;
-  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want[i], 1e-5f * std::max(1.0f, std::abs(want[i]))) << what << " " << i;
-}
-
-}  // namespace
 
 TEST(RandomColorHarness, Inference) {
   // Training draws new factors on every call, which the harness's repeated calls cannot follow;
@@ -40,11 +29,11 @@ TEST(RandomColorHarness, Inference) {
 }
 
 TEST(RandomColor, PinnedDrawsMatchKeras) {
-  Tensor x = x_ref();
-  expect_close(layers::RandomBrightness({.factor = {0.3, 0.3}, .value_range = {0, 4}})(x, {.training = true}), ref::kBrightness,
+  Tensor x = keras::testing::augment_input();
+  expect_close_to(layers::RandomBrightness({.factor = {0.3, 0.3}, .value_range = {0, 4}})(x, {.training = true}), ref::kBrightness,
                "brightness +0.3 of the range, clipped");
   // RandomContrast's draw can only be pinned at factor 0 (f = 1): the clip into value_range remains.
-  expect_close(layers::RandomContrast({.factor = 0.0, .value_range = {0, 3}})(x, {.training = true}), ref::kContrastZero,
+  expect_close_to(layers::RandomContrast({.factor = 0.0, .value_range = {0, 3}})(x, {.training = true}), ref::kContrastZero,
                "contrast factor 0 clips");
 }
 

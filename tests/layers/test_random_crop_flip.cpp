@@ -7,24 +7,17 @@
 
 #include "layers/random_crop.h"
 #include "layers/random_flip.h"
-#include "support/augment_reference.h"
+#include "support/augment_checks.h"
 #include "support/expect_error.h"
 #include "support/layer_harness.h"
 
 using namespace keras;
 namespace ref = augment_reference;
+using keras::testing::expect_close_to;
 using keras::testing::expect_error;
 using keras::testing::run_layer_harness;
 
 namespace {
-
-Tensor x_ref() { return Tensor::from_vector(ref::kX, {2, 5, 6, 2}); }
-
-void expect_close(const Tensor& got, const std::vector<float>& want, const std::string& what) {
-  auto g = got.to_vector<float>();
-  ASSERT_EQ(g.size(), want.size()) << what;
-  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want[i], 1e-5f * std::max(1.0f, std::abs(want[i]))) << what << " " << i;
-}
 
 Tensor image(const Tensor& batch, int64_t i) {
   Shape s = batch.shape();
@@ -56,13 +49,13 @@ TEST(RandomFlipHarness, InferenceIsIdentity) {
 }
 
 TEST(RandomCrop, MatchesKerasWhereKerasIsDeterministic) {
-  Tensor x = x_ref();
-  expect_close(layers::RandomCrop({.height = 5, .width = 3})(x, {.training = true}), ref::kRandomCropEqualHeight, "full height");
-  expect_close(layers::RandomCrop({.height = 7, .width = 4})(x, {.training = true}), ref::kRandomCropSmall, "smaller image");
+  Tensor x = keras::testing::augment_input();
+  expect_close_to(layers::RandomCrop({.height = 5, .width = 3})(x, {.training = true}), ref::kRandomCropEqualHeight, "full height");
+  expect_close_to(layers::RandomCrop({.height = 7, .width = 4})(x, {.training = true}), ref::kRandomCropSmall, "smaller image");
 }
 
 TEST(RandomCrop, InferenceReturnsTheInputAsKeras3Does) {
-  Tensor x = x_ref();
+  Tensor x = keras::testing::augment_input();
   layers::RandomCrop crop({.height = 3, .width = 3, .seed = 1});
   Tensor y = crop(x, {.training = false});
   EXPECT_EQ(y.shape(), x.shape());

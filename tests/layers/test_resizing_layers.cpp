@@ -6,26 +6,15 @@
 #include "layers/center_crop.h"
 #include "layers/input_layer.h"
 #include "layers/resizing.h"
-#include "support/augment_reference.h"
+#include "support/augment_checks.h"
 #include "support/expect_error.h"
 #include "support/layer_harness.h"
 
 using namespace keras;
 namespace ref = augment_reference;
+using keras::testing::expect_close_to;
 using keras::testing::expect_error;
 using keras::testing::run_layer_harness;
-
-namespace {
-
-Tensor x_ref() { return Tensor::from_vector(ref::kX, {2, 5, 6, 2}); }
-
-void expect_close(const Tensor& got, const std::vector<float>& want, const std::string& what) {
-  auto g = got.to_vector<float>();
-  ASSERT_EQ(g.size(), want.size()) << what;
-  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want[i], 1e-5f * std::max(1.0f, std::abs(want[i]))) << what << " " << i;
-}
-
-}  // namespace
 
 TEST(ResizingHarness, EveryMode) {
   // No weights; always applied, so every check applies (the gradient reaches the input).
@@ -63,26 +52,26 @@ TEST(CenterCropHarness, CropAndSmartResize) {
 }
 
 TEST(Resizing, MatchesKeras) {
-  Tensor x = x_ref();
-  expect_close(layers::Resizing({.height = 3, .width = 4})(x), ref::kResizeBilinear, "bilinear down");
-  expect_close(layers::Resizing({.height = 7, .width = 8})(x), ref::kResizeBilinearUp, "bilinear up");
-  expect_close(layers::Resizing({.height = 3, .width = 4, .interpolation = "nearest"})(x), ref::kResizeNearest, "nearest");
-  expect_close(layers::Resizing({.height = 7, .width = 9, .interpolation = "nearest"})(x), ref::kResizeNearestUp, "nearest up");
-  expect_close(layers::Resizing({.height = 4, .width = 3, .crop_to_aspect_ratio = true})(x), ref::kResizeCrop, "crop");
-  expect_close(layers::Resizing({.height = 4, .width = 3, .pad_to_aspect_ratio = true, .fill_value = 9.0})(x),
+  Tensor x = keras::testing::augment_input();
+  expect_close_to(layers::Resizing({.height = 3, .width = 4})(x), ref::kResizeBilinear, "bilinear down");
+  expect_close_to(layers::Resizing({.height = 7, .width = 8})(x), ref::kResizeBilinearUp, "bilinear up");
+  expect_close_to(layers::Resizing({.height = 3, .width = 4, .interpolation = "nearest"})(x), ref::kResizeNearest, "nearest");
+  expect_close_to(layers::Resizing({.height = 7, .width = 9, .interpolation = "nearest"})(x), ref::kResizeNearestUp, "nearest up");
+  expect_close_to(layers::Resizing({.height = 4, .width = 3, .crop_to_aspect_ratio = true})(x), ref::kResizeCrop, "crop");
+  expect_close_to(layers::Resizing({.height = 4, .width = 3, .pad_to_aspect_ratio = true, .fill_value = 9.0})(x),
                ref::kResizePad, "pad rows");
-  expect_close(layers::Resizing({.height = 2, .width = 5, .pad_to_aspect_ratio = true, .fill_value = -2.0})(x),
+  expect_close_to(layers::Resizing({.height = 2, .width = 5, .pad_to_aspect_ratio = true, .fill_value = -2.0})(x),
                ref::kResizePadWide, "pad columns");
 }
 
 TEST(CenterCrop, MatchesKeras) {
-  Tensor x = x_ref();
-  expect_close(layers::CenterCrop({.height = 3, .width = 4})(x), ref::kCenterCrop, "crop");
-  expect_close(layers::CenterCrop({.height = 4, .width = 8})(x), ref::kCenterCropBig, "wider than the image");
+  Tensor x = keras::testing::augment_input();
+  expect_close_to(layers::CenterCrop({.height = 3, .width = 4})(x), ref::kCenterCrop, "crop");
+  expect_close_to(layers::CenterCrop({.height = 4, .width = 8})(x), ref::kCenterCropBig, "wider than the image");
 }
 
 TEST(Resizing, AppliesInBothModesAndToOneImage) {
-  Tensor x = x_ref();
+  Tensor x = keras::testing::augment_input();
   layers::Resizing r({.height = 3, .width = 4});
   auto inference = r(x, {.training = false}).to_vector<float>();
   EXPECT_EQ(r(x, {.training = true}).to_vector<float>(), inference);
