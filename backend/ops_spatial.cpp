@@ -5,64 +5,20 @@
 //   resize_bilinear(x) -> y           attr size (out_h, out_w)
 //   resize_bilinear_grad(grad) -> dx  attrs size, input_shape
 #include "backend/ops_nn.h"
+#include "backend/resize_op_defs.h"
 
 namespace keras {
-namespace {
 
-void check_image(const std::string& where, const TensorSpec& x) {
-  if (!is_floating(x.dtype)) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype), "Cast the tensor first.");
-  if (x.shape.size() != 4)
-    fail<ShapeError>(where, "an input of rank 4 (batch, height, width, channels)", "shape " + shape_str(x.shape));
-}
-
-ops::Size2 out_size(const Attrs& a, const std::string& where) {
-  const auto& s = a.get_ints("size");
-  if (s.size() != 2 || s[0] < 1 || s[1] < 1) fail<ValueError>(where, "attr size of 2 positive extents", a.str());
-  return {s[0], s[1]};
-}
-
-}  // namespace
-
-KERAS_REGISTER_OP(resize_bilinear) {
-  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
-    const std::string where = "op 'resize_bilinear'";
-    if (in.size() != 1) fail<ValueError>(where, "1 input", std::to_string(in.size()) + " inputs");
-    check_image(where, in[0]);
-    auto s = out_size(a, where);
-    return std::vector<TensorSpec>{{{in[0].shape[0], s[0], s[1], in[0].shape[3]}, in[0].dtype}};
-  };
-  def.grad = [](const GradContext& g) {
-    static const OpDef& grad_op = OpRegistry::instance().find("resize_bilinear_grad");
-    Attrs a = g.attrs;
-    a.set("input_shape", std::vector<int64_t>(g.input_specs[0].shape.begin(), g.input_specs[0].shape.end()));
-    return TensorList{run_op1(grad_op, {g.grad_outputs[0]}, a)};
-  };
-}
+KERAS_REGISTER_OP(resize_bilinear) { detail::define_resize_op(def, "resize_bilinear_grad"); }
 
 // Linear in grad; its adjoint is the forward resize, so it has a gradient too.
-KERAS_REGISTER_OP(resize_bilinear_grad) {
-  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
-    const std::string where = "op 'resize_bilinear_grad'";
-    if (in.size() != 1) fail<ValueError>(where, "1 input", std::to_string(in.size()) + " inputs");
-    check_image(where, in[0]);
-    auto s = out_size(a, where);
-    const auto& is = a.get_ints("input_shape");
-    Shape input(is.begin(), is.end());
-    if (input.size() != 4 || in[0].shape != Shape{input[0], s[0], s[1], input[3]})
-      fail<ShapeError>(where, "a gradient of the resized shape of " + shape_str(input), shape_str(in[0].shape));
-    return std::vector<TensorSpec>{{input, in[0].dtype}};
-  };
-  def.grad = [](const GradContext& g) {
-    static const OpDef& fwd = OpRegistry::instance().find("resize_bilinear");
-    return TensorList{run_op1(fwd, {g.grad_outputs[0]}, Attrs{{"size", g.attrs.get_ints("size")}})};
-  };
-}
+KERAS_REGISTER_OP(resize_bilinear_grad) { detail::define_resize_grad_op(def, "resize_bilinear"); }
 
 namespace ops {
 
 Tensor upsample_nearest2d(const Tensor& x, Size2 size) {
   const std::string where = "keras::ops::upsample_nearest2d";
-  check_image(where, {x.shape(), x.dtype()});
+  detail::check_image_spec(where, {x.shape(), x.dtype()});
   if (size[0] < 1 || size[1] < 1)
     fail<ValueError>(where, "positive factors", "(" + std::to_string(size[0]) + ", " + std::to_string(size[1]) + ")");
   const Shape& s = x.shape();
@@ -81,7 +37,7 @@ Tensor resize_bilinear2d(const Tensor& x, Size2 out) {
 
 Tensor zero_pad2d(const Tensor& x, std::array<Size2, 2> padding) {
   const std::string where = "keras::ops::zero_pad2d";
-  check_image(where, {x.shape(), x.dtype()});
+  detail::check_image_spec(where, {x.shape(), x.dtype()});
   for (const auto& p : padding)
     if (p[0] < 0 || p[1] < 0) fail<ValueError>(where, "non-negative padding", std::to_string(p[0]) + ", " + std::to_string(p[1]));
   Tensor y = x;

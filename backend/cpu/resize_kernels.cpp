@@ -8,10 +8,13 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/cpu/dispatch_floating.h"
 #include "backend/op_registry.h"
 
 namespace keras {
 namespace {
+
+using cpu::dispatch_floating;
 
 constexpr int64_t kParallelMin = 1 << 14;
 
@@ -92,13 +95,6 @@ void backward_typed(const Tensor& g, Tensor& dx) {
       }
     }
   }
-}
-
-template <class F>
-void dispatch_floating(DType t, const char* where, F&& f) {
-  if (t == DType::float32) f(float{});
-  else if (t == DType::float64) f(double{});
-  else fail<TypeError>(where, "float32 or float64", dtype_name(t));
 }
 
 void resize_bilinear_cpu(const TensorList& in, TensorList& out, const Attrs&) {

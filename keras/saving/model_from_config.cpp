@@ -9,6 +9,7 @@
 
 #include "keras/saving/model_config.h"
 #include "keras/models/sequential.h"
+#include "layers/image_preprocessing_layer.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -179,6 +180,10 @@ class FunctionalReader {
       if (!nodes.is_array()) fail<ValueError>(w + " 'inbound_nodes'", "a list", brief(nodes));
       for (size_t n = 0; n < nodes.size(); ++n)
         slot.pending.push_back(parse_node(nodes[n], w + " inbound_nodes[" + std::to_string(n) + "]"));
+      // Keras 3 records its call default training=True on image preprocessing layers and
+      // overrides it with the model's mode: not replayed (layers/image_preprocessing_layer.h).
+      if (std::dynamic_pointer_cast<layers::ImagePreprocessingLayer>(slot.layer))
+        for (auto& node : slot.pending) node.args.training.reset();
       if (auto input = std::dynamic_pointer_cast<layers::InputLayerImpl>(slot.layer)) {
         if (!slot.pending.empty()) fail<ValueError>(w + " 'inbound_nodes'", "none for an InputLayer", brief(nodes));
         slot.made.push_back({input->output()});

@@ -1,0 +1,66 @@
+#include "layers/random_translation.h"
+
+#include "backend/ops_image.h"
+#include "layers/layer_config.h"
+#include "layers/layer_registry.h"
+#include "layers/spatial_args.h"
+
+namespace keras::layers {
+namespace {
+
+// Keras's RandomTranslation._set_factor: numbers in [-1, 1]; a number v gives (-|v|, |v|).
+std::pair<double, double> translation_range(const FactorArg& f, const std::string& name, const std::string& where) {
+  auto in_range = [](double v) { return v >= -1.0 && v <= 1.0; };
+  if (!in_range(f.first) || !in_range(f.second))
+    fail<ValueError>(where, name + " a number (or a pair of numbers) in [-1, 1]", f.str());
+  if (f.pair) return {std::min(f.first, f.second), std::max(f.first, f.second)};
+  return {-std::abs(f.first), std::abs(f.first)};
+}
+
+}  // namespace
+
+RandomTranslationImpl::RandomTranslationImpl(RandomTranslationOptions options)
+    : ImagePreprocessingLayer(config::base_options(options)), options_(std::move(options)) {
+  require_channels_last(options_.data_format, where());
+  height_range_ = translation_range(options_.height_factor, "height_factor", where());
+  width_range_ = translation_range(options_.width_factor, "width_factor", where());
+  check_fill_and_interpolation(where(), options_.fill_mode, options_.interpolation);
+}
+
+void RandomTranslationImpl::validate_input(const std::vector<Shape>& shapes) const { check_image_input(where(), shapes); }
+
+TensorList RandomTranslationImpl::call(const TensorList& inputs, const CallContext& ctx) {
+  if (!ctx.training) return {inputs[0]};
+  Tensor x = as_image_batch(inputs[0]);
+  const int64_t n = x.dim(0);
+  Generator& gen = generator(seed_for_generator(options_.seed));
+  std::vector<float> dy = uniform_draws(gen, n, height_range_.first, height_range_.second);
+  std::vector<float> dx = uniform_draws(gen, n, width_range_.first, width_range_.second);
+  const auto h = static_cast<float>(x.dim(1)), w = static_cast<float>(x.dim(2));
+  std::vector<std::array<float, 8>> rows;
+  for (int64_t i = 0; i < n; ++i) rows.push_back({1.0f, 0.0f, -(dx[i] * w), 0.0f, 1.0f, -(dy[i] * h), 0.0f, 0.0f});
+  Tensor y = ops::affine_transform(x, transform_rows(rows), options_.interpolation, options_.fill_mode, options_.fill_value);
+  return {restore_rank(y, inputs[0].rank())};
+}
+
+json RandomTranslationImpl::get_config() const {
+  json c = base_config();
+  write_fill_keys(c, options_);
+  c["height_factor"] = options_.height_factor.to_json();
+  c["width_factor"] = options_.width_factor.to_json();
+  return c;
+}
+
+RandomTranslationOptions random_translation_options_from_config(const json& c) {
+  RandomTranslationOptions o;
+  read_fill_keys(c, o);
+  o.height_factor = required_factor(c, "height_factor", "RandomTranslation");
+  o.width_factor = required_factor(c, "width_factor", "RandomTranslation");
+  return o;
+}
+
+KERAS_REGISTER_LAYER(RandomTranslation, [](const json& c) -> LayerPtr {
+  return std::make_shared<RandomTranslationImpl>(random_translation_options_from_config(c));
+});
+
+}  // namespace keras::layers
