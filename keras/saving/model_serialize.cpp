@@ -49,7 +49,10 @@ json serialize_plain_layer(const Layer& layer) {
   if (cls == "SpatialDropout2D") config.erase("trainable");
   const std::string registered = registered_layer_name(cls);
   json obj;
-  if (registered.empty()) {
+  if (const std::string module = layer_module(cls); !module.empty()) {
+    obj = config::keras_object(module, cls, config);  // a class of a Keras module (LayerScale)
+    obj["registered_name"] = cls;
+  } else if (registered.empty()) {
     obj = config::keras_object("keras.layers", cls, config);
   } else {
     // Keras writes the Python module; the package is the closest thing a C++ class has.
