@@ -61,7 +61,10 @@ Tensor elu(const Tensor& x, double alpha = 1.0);
 Tensor selu(const Tensor& x);
 Tensor gelu(const Tensor& x, bool approximate = false);
 Tensor sigmoid(const Tensor& x);
-Tensor hard_sigmoid(const Tensor& x);  // relu6(x + 3) / 6, as Keras 3
+// relu6(x + 3) / 6, as Keras 3 (tf_keras 2.x's hard_sigmoid is clip(0.2 x + 0.5, 0, 1) instead;
+// a Keras 2 config naming "hard_sigmoid" is read with this Keras 3 meaning, as Keras 3 reads it).
+Tensor hard_sigmoid(const Tensor& x);
+Tensor hard_silu(const Tensor& x);  // x * hard_sigmoid(x), Keras 3's hard_silu (alias hard_swish)
 Tensor tanh(const Tensor& x);
 Tensor softplus(const Tensor& x);
 Tensor softsign(const Tensor& x);
@@ -70,7 +73,7 @@ Tensor exponential(const Tensor& x);
 Tensor linear(const Tensor& x);  // identity
 Tensor softmax(const Tensor& x, int axis = -1);
 Tensor log_softmax(const Tensor& x, int axis = -1);
-// Applies the Keras activation named `name` ("relu", "swish", "softmax", ...); throws
+// Applies the Keras activation named `name` ("relu", "swish", "hard_swish", "softmax", ...); throws
 // ValueError listing the known names.
 Tensor activation(const std::string& name, const Tensor& x);
 bool is_activation(const std::string& name);

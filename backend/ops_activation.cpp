@@ -91,6 +91,8 @@ KERAS_REGISTER_OP(sigmoid) { define_activation(def, true); }
 KERAS_REGISTER_OP(sigmoid_grad) { define_activation_grad(def, false); }
 KERAS_REGISTER_OP(hard_sigmoid) { define_activation(def, false); }
 KERAS_REGISTER_OP(hard_sigmoid_grad) { define_activation_grad(def, true); }
+KERAS_REGISTER_OP(hard_silu) { define_activation(def, false); }
+KERAS_REGISTER_OP(hard_silu_grad) { define_activation_grad(def, false); }
 KERAS_REGISTER_OP(tanh) { define_activation(def, true); }
 KERAS_REGISTER_OP(tanh_grad) { define_activation_grad(def, false); }
 KERAS_REGISTER_OP(softplus) { define_activation(def, false); }
@@ -153,6 +155,10 @@ Tensor hard_sigmoid(const Tensor& x) {
   static const OpDef& def = op("hard_sigmoid");
   return run_op1(def, {x});
 }
+Tensor hard_silu(const Tensor& x) {
+  static const OpDef& def = op("hard_silu");
+  return run_op1(def, {x});
+}
 Tensor tanh(const Tensor& x) {
   static const OpDef& def = op("tanh");
   return run_op1(def, {x});
@@ -188,7 +194,8 @@ Tensor log_softmax(const Tensor& x, int axis) {
 
 namespace {
 using ActivationFn = Tensor (*)(const Tensor&);
-// Keras names with Keras defaults; "swish" is Keras's alias of silu.
+// Keras names with Keras defaults; "swish" and "hard_swish" are Keras's aliases of silu and
+// hard_silu (Keras 3 writes the functions back as "silu" and "hard_silu").
 const std::vector<std::pair<std::string, ActivationFn>>& activation_table() {
   static const std::vector<std::pair<std::string, ActivationFn>> table = {
       {"linear", [](const Tensor& x) { return linear(x); }},
@@ -202,6 +209,8 @@ const std::vector<std::pair<std::string, ActivationFn>>& activation_table() {
       {"swish", [](const Tensor& x) { return silu(x); }},
       {"sigmoid", [](const Tensor& x) { return sigmoid(x); }},
       {"hard_sigmoid", [](const Tensor& x) { return hard_sigmoid(x); }},
+      {"hard_silu", [](const Tensor& x) { return hard_silu(x); }},
+      {"hard_swish", [](const Tensor& x) { return hard_silu(x); }},
       {"tanh", [](const Tensor& x) { return tanh(x); }},
       {"softmax", [](const Tensor& x) { return softmax(x); }},
       {"log_softmax", [](const Tensor& x) { return log_softmax(x); }},

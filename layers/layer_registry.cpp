@@ -7,6 +7,7 @@ namespace {
 struct Entry {
   LayerFactory factory;
   std::string package;  // empty for built-ins
+  std::string module;   // set by register_layer_in_module only
 };
 std::map<std::string, Entry>& table() {
   static std::map<std::string, Entry> t;
@@ -20,6 +21,19 @@ void register_layer(const std::string& class_name, LayerFactory factory, const s
                      "'" + class_name + "' in package '" + package + "'");
   if (!factory) fail<ValueError>("register_layer('" + class_name + "')", "a factory", "an empty function");
   table()[class_name] = Entry{std::move(factory), package};
+}
+
+void register_layer_in_module(const std::string& class_name, LayerFactory factory, const std::string& module) {
+  if (module.empty() || module.find('>') != std::string::npos)
+    fail<ValueError>("register_layer_in_module('" + class_name + "')", "a Python module name such as keras.src.x",
+                     "'" + module + "'");
+  register_layer(class_name, std::move(factory));
+  table()[class_name].module = module;
+}
+
+std::string layer_module(const std::string& class_name) {
+  auto it = table().find(class_name);
+  return it == table().end() ? "" : it->second.module;
 }
 
 LayerPtr layer_from_config(const std::string& name, const json& config) {

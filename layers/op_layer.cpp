@@ -49,7 +49,13 @@ std::vector<DType> OpLayerImpl::compute_output_dtype(const std::vector<DType>& d
   return out;
 }
 
+void OpLayerImpl::set_keras_call(KerasOperationCall call, std::string class_name) {
+  class_name_ = class_name.empty() ? call.class_name : std::move(class_name);
+  keras_call_ = std::move(call);
+}
+
 json OpLayerImpl::get_config() const {
+  if (keras_call_) return {{"name", name()}};  // Keras 3 operations write their name only
   fail<NotImplementedError>(where() + " get_config", "a serialisable layer",
                             "op '" + op_ + "'" + (attrs_.values().empty() ? "" : " with " + attrs_.str()),
                             "Operators and keras::ops on KerasTensors are not serialisable yet; use merge layers "

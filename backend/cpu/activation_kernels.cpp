@@ -72,6 +72,8 @@ void forward_typed(Eltwise kind, const Tensor& x, Tensor& out, T alpha) {
     case Eltwise::sigmoid: return map_unary<T>(x, out, [](T v) { return sigmoid_of(v); });
     case Eltwise::hard_sigmoid:
       return map_unary<T>(x, out, [](T v) { return std::min(std::max(v + T(3), T(0)), T(6)) / T(6); });
+    case Eltwise::hard_silu:
+      return map_unary<T>(x, out, [](T v) { return v * std::min(std::max(v + T(3), T(0)), T(6)) / T(6); });
     case Eltwise::tanh: return map_unary<T>(x, out, [](T v) { return std::tanh(v); });
     case Eltwise::softplus:
       return map_unary<T>(x, out, [](T v) { return std::max(v, T(0)) + std::log1p(std::exp(-std::abs(v))); });
@@ -106,6 +108,12 @@ void backward_typed(Eltwise kind, const Tensor& grad, const Tensor& saved, Tenso
     case Eltwise::sigmoid: return map_binary<T>(grad, saved, out, [](T g, T y) { return g * y * (T(1) - y); });
     case Eltwise::hard_sigmoid:
       return map_binary<T>(grad, saved, out, [](T g, T s) { return s > -3 && s < 3 ? g / T(6) : T(0); });
+    // d/dx x * relu6(x + 3) / 6 = (2x + 3) / 6 inside (-3, 3); 0 at and below -3, 1 at and above 3
+    // (oneDNN's hardswish and TensorFlow's gradient of Keras 3's x * hard_sigmoid(x) agree there).
+    case Eltwise::hard_silu:
+      return map_binary<T>(grad, saved, out, [](T g, T s) {
+        return s <= T(-3) ? T(0) : s >= T(3) ? g : g * (T(2) * s + T(3)) / T(6);
+      });
     case Eltwise::tanh: return map_binary<T>(grad, saved, out, [](T g, T y) { return g * (T(1) - y * y); });
     case Eltwise::softplus: return map_binary<T>(grad, saved, out, [](T g, T s) { return g * sigmoid_of(s); });
     case Eltwise::softsign:
@@ -143,6 +151,7 @@ std::optional<DnnlEltwise> dnnl_algorithm(Eltwise kind, double alpha) {
     case Eltwise::softplus: return DnnlEltwise{A::eltwise_soft_relu, 1.f};
     case Eltwise::silu: return DnnlEltwise{A::eltwise_swish, 1.f};
     case Eltwise::exponential: return DnnlEltwise{A::eltwise_exp_use_dst_for_bwd};
+    case Eltwise::hard_silu: return DnnlEltwise{A::eltwise_hardswish};
     default: return std::nullopt;
   }
 }
@@ -366,6 +375,7 @@ KERAS_ACTIVATION_KERNELS(selu, Eltwise::selu, 0.0);
 KERAS_ACTIVATION_KERNELS(gelu, a.get_bool("approximate", false) ? Eltwise::gelu_tanh : Eltwise::gelu_erf, 0.0);
 KERAS_ACTIVATION_KERNELS(sigmoid, Eltwise::sigmoid, 0.0);
 KERAS_ACTIVATION_KERNELS(hard_sigmoid, Eltwise::hard_sigmoid, 0.0);
+KERAS_ACTIVATION_KERNELS(hard_silu, Eltwise::hard_silu, 0.0);
 KERAS_ACTIVATION_KERNELS(tanh, Eltwise::tanh, 0.0);
 KERAS_ACTIVATION_KERNELS(softplus, Eltwise::softplus, 0.0);
 KERAS_ACTIVATION_KERNELS(softsign, Eltwise::softsign, 0.0);

@@ -10,7 +10,7 @@ namespace keras::cpu {
 
 // The elementwise activations with a registered forward and backward op.
 enum class Eltwise {
-  relu, leaky_relu, relu6, elu, selu, gelu_erf, gelu_tanh, sigmoid, hard_sigmoid, tanh,
+  relu, leaky_relu, relu6, elu, selu, gelu_erf, gelu_tanh, sigmoid, hard_sigmoid, hard_silu, tanh,
   softplus, softsign, silu, exponential
 };
 

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "keras/saving/detail/keras2_values.h"
+#include "keras/saving/detail/operation_nodes.h"
 #include "keras/saving/model_config.h"
 #include "layers/layer_config.h"
 
@@ -102,12 +103,17 @@ class FunctionalKeras2 {
     for (size_t i = 0; i < config_["layers"].size(); ++i) {
       const json& e = config_["layers"][i];
       std::string w = where_ + " layers[" + std::to_string(i) + "]";
-      json out = entry_keras2(e, w);
+      // A Keras 3 operation becomes the TFOpLambda layer tf_keras writes for the same arithmetic.
+      const bool op = detail::is_operation_entry(e) && e["class_name"] != "TFOpLambda";
+      json out = op ? detail::operation_entry_keras2(e, w) : entry_keras2(e, w);
       out["name"] = e.contains("name") ? e["name"] : e["config"].value("name", json(nullptr));
       out["inbound_nodes"] = json::array();
       const json nodes = e.value("inbound_nodes", json::array());
-      for (size_t n = 0; n < nodes.size(); ++n)
-        out["inbound_nodes"].push_back(node(nodes[n], w + " inbound_nodes[" + std::to_string(n) + "]"));
+      auto ref = [&](const json& h) { return legacy_ref(h); };
+      for (size_t n = 0; n < nodes.size(); ++n) {
+        std::string wn = w + " inbound_nodes[" + std::to_string(n) + "]";
+        out["inbound_nodes"].push_back(op ? detail::operation_node_keras2(e, nodes[n], ref, wn) : node(nodes[n], wn));
+      }
       layers.push_back(std::move(out));
     }
     json c = {{"name", config_.value("name", json("functional"))},
@@ -137,12 +143,18 @@ class FunctionalKeras2 {
         if (!v.is_null()) kwargs[k] = v;
     json out = json::array();
     for (const auto& t : tensors) {
-      const json& h = t["config"].at("keras_history");
-      std::string name = h.at(0).get<std::string>();
-      int index = h.at(1).get<int>() + (is_nested_model(name) ? 1 : 0);
-      out.push_back(json::array({name, index, h.at(2), kwargs}));
+      json r = legacy_ref(t["config"].at("keras_history"));
+      r.push_back(kwargs);
+      out.push_back(std::move(r));
     }
     return out;
+  }
+
+  // A Keras 3 keras_history [layer, node, tensor] as a Keras 2 reference.
+  json legacy_ref(const json& h) const {
+    std::string name = h.at(0).get<std::string>();
+    int index = h.at(1).get<int>() + (is_nested_model(name) ? 1 : 0);
+    return json::array({name, index, h.at(2)});
   }
 
   // Keras 3 already adds 1 for a nested Functional here, but not for a nested Sequential.

@@ -49,8 +49,11 @@ struct SavedLayer {
   std::vector<std::string> weight_names;
 };
 
+// A layer name with '/' is a path of groups (tf_keras names MobileNetV3's layers
+// "expanded_conv/depthwise/pad", "expanded_conv/depthwise", ...): an earlier layer may have made
+// this one's group already, as h5py's require_group lets tf_keras reuse it.
 void write_layer(hdf5::Group& group, const std::string& name, const std::vector<Variable>& vars) {
-  hdf5::Group g = group.create_group(name);
+  hdf5::Group g = group.require_group(name);
   std::vector<std::string> names;
   std::set<std::string> seen;
   for (const auto& v : vars) {

@@ -33,7 +33,10 @@ using json = nlohmann::json;
 // registered_name "package>Class"), layer dtypes are DTypePolicy objects, functional layer entries
 // carry "name" and "inbound_nodes" ({"args", "kwargs"} with __keras_tensor__ entries).
 // A model subclass is written as its registered class (custom object) when it is registered.
-// Throws NotImplementedError for a layer that cannot be serialized (OpLayer: keras ops on
+// An OpLayer read from a Keras 3 operation node or a TFOpLambda is written as Keras 3's operation
+// node ({"module": "keras.src.ops.numpy", "class_name": "Add", "config": {"name"}, ...} with its
+// constants among the node's args; keras/saving/detail/operation_nodes.h).
+// Throws NotImplementedError for a layer that cannot be serialized (other OpLayers: keras ops on
 // KerasTensors), TypeError for a class not in the layer registry (a subclassed model, an
 // unregistered custom layer). An unbuilt Sequential is written without InputLayer and build
 // shapes, as Keras does.
@@ -44,7 +47,9 @@ json serialize_model(const Model& model);
 // level (custom classes as class_name "package>Class"), no module/registered_name/build_config,
 // dtype strings, InputLayer batch_input_shape, legacy node lists [[layer, node, tensor, kwargs]],
 // class_name "Functional", Sequential config {"name", "layers"}. Keras-3-only config keys are
-// translated (LeakyReLU negative_slope -> alpha) or dropped when at their Keras 2 meaning.
+// translated (LeakyReLU negative_slope -> alpha) or dropped when at their Keras 2 meaning; Keras 3
+// operation nodes become the TFOpLambda layers tf_keras writes (Add(x, 3.0) -> function
+// "__operators__.add", node [x, 0, 0, {"y": 3.0, "name": null}]).
 // Throws ValueError naming the entry for a config that is not a Keras 3 model object or that
 // Keras 2 cannot express (LayerNormalization rms_scaling=true).
 // Known Keras limitation: Keras 3 misreads Keras 2 node lists that reference a nested model (it
@@ -57,12 +62,15 @@ json to_keras2(const json& keras3_object);
 // triples, lists or dicts (sorted by key, as Keras flattens them) in input_layers/output_layers;
 // InputLayer batch_shape or batch_input_shape; a Keras 2 Sequential whose first layer carries
 // batch_input_shape; a bare-list Sequential config (Keras <= 2.2); dtype strings or policy
-// objects; nested models; layers shared at different depths (rebuilt with a worklist). Weights
+// objects; nested models; layers shared at different depths (rebuilt with a worklist); Keras 3
+// operation nodes (also without module, as Keras 3's legacy .h5 writes them) and tf_keras
+// TFOpLambda layers for the operations of layers/keras_operation.h, as OpLayers. Weights
 // are fresh (initializers); copy weights separately.
 // Throws TypeError for an unknown class (naming it and listing the registered ones), ValueError
 // naming the JSON entry for a config of the wrong schema (not an object, missing layers, a node
 // naming an unknown layer, a bad node/tensor index, an unresolvable graph), NotImplementedError
-// for call arguments this framework cannot replay (masks, constants, lambdas). Shape errors of
+// for call arguments this framework cannot replay (masks, lambdas, constants outside operations),
+// TypeError naming an unsupported operation or TFOpLambda function and its layer. Shape errors of
 // the rebuilt graph propagate from the layers.
 std::shared_ptr<Model> model_from_config(const json& object);
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <typeinfo>
 
+#include "keras/saving/detail/operation_nodes.h"
 #include "keras/saving/model_config.h"
 #include "keras/models/sequential.h"
 #include "layers/image_preprocessing_layer.h"
@@ -172,20 +173,31 @@ class FunctionalReader {
       w += " ('" + name + "')";
       if (index_.count(name)) fail<ValueError>(w, "unique layer names", "'" + name + "' twice");
       Slot slot;
-      slot.layer = layer_from_entry(e, w);
-      if (slot.layer->name() != name) slot.layer->set_name(name);
       slot.cls = e["class_name"].get<std::string>();
       slot.where = w;
-      const json nodes = e.value("inbound_nodes", json::array());
-      if (!nodes.is_array()) fail<ValueError>(w + " 'inbound_nodes'", "a list", brief(nodes));
-      for (size_t n = 0; n < nodes.size(); ++n)
-        slot.pending.push_back(parse_node(nodes[n], w + " inbound_nodes[" + std::to_string(n) + "]"));
+      if (detail::is_operation_entry(e)) {  // Keras 3 operation or TFOpLambda: constants in its calls
+        auto op = detail::read_operation_entry(e, w);
+        slot.layer = op.layer;
+        for (size_t n = 0; n < op.calls.size(); ++n) {
+          NodeSpec spec{{}, {}, op.legacy, w + " inbound_nodes[" + std::to_string(n) + "]"};
+          for (const auto& r : op.calls[n]) spec.inputs.push_back(parse_ref(r, spec.where));
+          slot.pending.push_back(std::move(spec));
+        }
+      } else {
+        slot.layer = layer_from_entry(e, w);
+        const json nodes = e.value("inbound_nodes", json::array());
+        if (!nodes.is_array()) fail<ValueError>(w + " 'inbound_nodes'", "a list", brief(nodes));
+        for (size_t n = 0; n < nodes.size(); ++n)
+          slot.pending.push_back(parse_node(nodes[n], w + " inbound_nodes[" + std::to_string(n) + "]"));
+      }
+      if (slot.layer->name() != name) slot.layer->set_name(name);
       // Keras 3 records its call default training=True on image preprocessing layers and
       // overrides it with the model's mode: not replayed (layers/image_preprocessing_layer.h).
       if (std::dynamic_pointer_cast<layers::ImagePreprocessingLayer>(slot.layer))
         for (auto& node : slot.pending) node.args.training.reset();
       if (auto input = std::dynamic_pointer_cast<layers::InputLayerImpl>(slot.layer)) {
-        if (!slot.pending.empty()) fail<ValueError>(w + " 'inbound_nodes'", "none for an InputLayer", brief(nodes));
+        if (!slot.pending.empty())
+          fail<ValueError>(w + " 'inbound_nodes'", "none for an InputLayer", brief(e["inbound_nodes"]));
         slot.made.push_back({input->output()});
       }
       index_[name] = slots_.size();

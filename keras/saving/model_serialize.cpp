@@ -3,10 +3,12 @@
 #include <set>
 #include <typeinfo>
 
+#include "keras/saving/detail/operation_nodes.h"
 #include "keras/saving/model_config.h"
 #include "keras/models/sequential.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
+#include "layers/op_layer.h"
 
 namespace keras {
 namespace {
@@ -28,6 +30,8 @@ json serialize_layer(const Layer& layer);
 // A layer that is not a Functional/Sequential model: its registered class and get_config().
 json serialize_plain_layer(const Layer& layer) {
   const std::string cls = layer.class_name();
+  if (auto op = dynamic_cast<const layers::OpLayerImpl*>(&layer); op && op->keras_call())
+    return detail::operation_object(*op);  // a Keras 3 operation node (no build_config)
   if (cls == "OpLayer")
     fail<NotImplementedError>("serialize_model: " + layer.where(), "layers that can be saved",
                               "an OpLayer (keras ops or arithmetic on KerasTensors)",
@@ -49,7 +53,10 @@ json serialize_plain_layer(const Layer& layer) {
   if (cls == "SpatialDropout2D") config.erase("trainable");
   const std::string registered = registered_layer_name(cls);
   json obj;
-  if (registered.empty()) {
+  if (const std::string module = layer_module(cls); !module.empty()) {
+    obj = config::keras_object(module, cls, config);  // a class of a Keras module (LayerScale)
+    obj["registered_name"] = cls;
+  } else if (registered.empty()) {
     obj = config::keras_object("keras.layers", cls, config);
   } else {
     // Keras writes the Python module; the package is the closest thing a C++ class has.
@@ -88,7 +95,7 @@ class FunctionalWriter {
       entry["inbound_nodes"] = json::array();
       for (const auto& [index, node] : nodes_.at(l.get())) {
         if (node->inputs.empty()) continue;  // an InputLayer's own node
-        entry["inbound_nodes"].push_back(write_node(*node));
+        entry["inbound_nodes"].push_back(write_node(*l, *node));
       }
       layers.push_back(std::move(entry));
     }
@@ -113,10 +120,16 @@ class FunctionalWriter {
               {"keras_history", {t.layer->name(), relative_index(t), t.tensor_index}}}}};
   }
 
-  // One tensor is the call's argument; several travel as one list argument (Add()([a, b])).
-  json write_node(const LayerNode& node) const {
+  // One tensor is the call's argument; several travel as one list argument (Add()([a, b])); a
+  // Keras operation takes its tensors and constants as positional arguments (Add(x, 3.0)).
+  json write_node(const Layer& layer, const LayerNode& node) const {
     json args = json::array();
-    if (node.inputs.size() == 1) {
+    auto op = dynamic_cast<const layers::OpLayerImpl*>(&layer);
+    if (op && op->keras_call()) {
+      std::vector<json> tensors;
+      for (const auto& t : node.inputs) tensors.push_back(keras_tensor(t));
+      args = detail::operation_node_args(*op->keras_call(), tensors);
+    } else if (node.inputs.size() == 1) {
       args.push_back(keras_tensor(node.inputs[0]));
     } else {
       json list = json::array();

@@ -5,6 +5,7 @@
 
 #include "keras/saving/detail/weights_stage.h"
 #include "keras/models/model.h"
+#include "layers/op_layer.h"
 
 namespace keras {
 
@@ -30,8 +31,14 @@ std::vector<Variable> own_variables(const Layer& layer) {
 }
 
 std::vector<LayerPtr> child_layers(const Layer& layer) {
-  if (const auto* model = dynamic_cast<const Model*>(&layer)) return model->layers();
-  return layer.sublayers();
+  const auto* model = dynamic_cast<const Model*>(&layer);
+  if (!model) return layer.sublayers();
+  // Keras 3 keeps operations (keras ops on KerasTensors, read TFOpLambdas) out of model.layers,
+  // so they take no key in the weights tree; they hold no weights.
+  std::vector<LayerPtr> out;
+  for (const auto& l : model->layers())
+    if (!dynamic_cast<const layers::OpLayerImpl*>(l.get())) out.push_back(l);
+  return out;
 }
 
 std::string join_path(const std::string& a, const std::string& b) {

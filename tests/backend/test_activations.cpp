@@ -46,6 +46,8 @@ std::vector<Case> cases() {
       {"sigmoid", Eltwise::sigmoid, {}, 0, [](const Tensor& x) { return ops::sigmoid(x); }, sig},
       {"hard_sigmoid", Eltwise::hard_sigmoid, {}, 0, [](const Tensor& x) { return ops::hard_sigmoid(x); },
        [](double x) { return std::min(std::max(x + 3, 0.0), 6.0) / 6; }},
+      {"hard_silu", Eltwise::hard_silu, {}, 0, [](const Tensor& x) { return ops::hard_silu(x); },
+       [](double x) { return x * std::min(std::max(x + 3, 0.0), 6.0) / 6; }},
       {"tanh", Eltwise::tanh, {}, 0, [](const Tensor& x) { return ops::tanh(x); }, [](double x) { return std::tanh(x); }},
       {"softplus", Eltwise::softplus, {}, 0, [](const Tensor& x) { return ops::softplus(x); },
        [](double x) { return std::log(1 + std::exp(x)); }},
@@ -116,6 +118,24 @@ TEST(Activations, HandComputedSpotValues) {
 
 // oneDNN (float32) against the plain loops, forward and backward, on sizes that are not
 // multiples of any vector width.
+// Keras 3.15.1 (TensorFlow backend, float64): keras.activations.hard_silu at these points and its
+// tf.GradientTape gradient; the kinks -3 and 3 take the one-sided values 0 and 1.
+TEST(Activations, HardSiluMatchesKeras3) {
+  const std::vector<double> x = {-7, -3, -2, -0.5, 0, 0.25, 1, 2, 3, 6.5};
+  const std::vector<double> y = {0, 0, -1.0 / 3, -0.20833333333333334, 0, 0.13541666666666666, 2.0 / 3, 5.0 / 3, 3, 6.5};
+  const std::vector<double> dy = {0, 0, -1.0 / 6, 1.0 / 3, 0.5, 0.5833333333333333, 5.0 / 6, 7.0 / 6, 1, 1};
+  for (DType dtype : {DType::float64, DType::float32}) {  // plain loops, then oneDNN's hardswish
+    Tensor t = Tensor::from_vector(x).astype(dtype).set_requires_grad(true);
+    GradientTape tape;
+    Tensor out = ops::activation("hard_swish", t);
+    Tensor g = tape.gradient(ops::sum(out), {t})[0];
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_NEAR(element_as_double(out, i), y[i], 1e-6) << "hard_silu(" << x[i] << ") " << dtype_name(dtype);
+      EXPECT_NEAR(element_as_double(g, i), dy[i], 1e-6) << "hard_silu'(" << x[i] << ") " << dtype_name(dtype);
+    }
+  }
+}
+
 TEST(Activations, OneDnnMatchesReference) {
   for (int64_t n : {1, 7, 1031}) {
     Tensor x = random::normal({n}, 0, 3, uint64_t(n));
@@ -245,7 +265,8 @@ TEST(ActivationLookup, NamesAndErrors) {
     EXPECT_TRUE(ops::is_activation(name));
     EXPECT_EQ(ops::activation(name, x).shape(), x.shape()) << name;
   }
-  EXPECT_EQ(ops::activation_names().size(), 17u);
+  EXPECT_EQ(ops::activation("hard_swish", x).to_vector<float>(), ops::hard_silu(x).to_vector<float>());
+  EXPECT_EQ(ops::activation_names().size(), 19u);
   EXPECT_FALSE(ops::is_activation("relu7"));
   try {
     ops::activation("relu7", x);

@@ -53,7 +53,7 @@ TEST(CoreLayersHarness, DenseOnRank3WithTanhAndSeededInit) {
 }
 
 TEST(CoreLayersHarness, Activation) {
-  for (const char* act : {"relu", "tanh", "sigmoid", "softmax"}) {
+  for (const char* act : {"relu", "tanh", "sigmoid", "softmax", "hard_silu"}) {
     run_layer_harness({.name = std::string("Activation ") + act,
                        .make = [act] { return LayerPtr(layers::Activation({.activation = act})); },
                        .input_shape = {3, 4},

@@ -13,7 +13,8 @@ namespace keras::detail {
 
 // A layer's own variables (not its sublayers'), in creation order.
 std::vector<Variable> own_variables(const Layer& layer);
-// A model's layers() (Sequential without its InputLayer, Functional with them), else sublayers().
+// A model's layers() (Sequential without its InputLayer, Functional with them) less its OpLayers
+// (Keras operations are not in Keras's model.layers), else sublayers().
 std::vector<LayerPtr> child_layers(const Layer& layer);
 // "a" + "/" + "b", where either may be empty.
 std::string join_path(const std::string& a, const std::string& b);

@@ -73,6 +73,28 @@ TEST(LegacyWeights, RoundTripsBitForBit) {
   std::filesystem::remove_all(dir);
 }
 
+// tf_keras's MobileNetV3 names layers as paths, "blk/pad" before "blk": the second layer's group
+// already exists when it is written (tiny_mobilenet_v3_small.k2.h5 holds model_weights/
+// expanded_conv/depthwise/{pad, BatchNorm, expanded_conv/depthwise/depthwise_kernel:0}).
+TEST(LegacyWeights, LayerNamesThatArePathsOfEachOther) {
+  namespace L = keras::layers;
+  auto make = [] {
+    auto x = L::Input({4});
+    auto h = L::Dense({.units = 3, .name = "blk/pad"})(x);
+    auto y = L::Dense({.units = 2, .name = "blk"})(h);
+    return std::make_shared<Model>(x, L::Dense({.units = 2, .name = "blk/bn"})(y));
+  };
+  auto a = make(), b = make();
+  randomize(*a, 40);
+  randomize(*b, 41);
+  auto dir = temp_dir("legacy_paths");
+  const std::string path = (dir / "paths.h5").string();
+  keras::save_weights_h5(*a, path);
+  keras::load_weights_h5(*b, path);
+  EXPECT_EQ(snapshot(*a), snapshot(*b));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LegacyWeights, NestedModelSurvivesAChangeOfFreezing) {
   auto a = nested();
   randomize(*a, 40);
