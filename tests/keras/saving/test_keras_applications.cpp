@@ -21,24 +21,34 @@ std::string strip_suffix(std::string name, const std::string& suffix) {
   return name;
 }
 
-// The name Keras gave weight `entry`, as this framework names it: Keras 3's variable path may
-// carry a name scope before the layer (NASNet's "reduction_A_block_stem_1/"), which weight files
-// do not use; tf_keras adds ":0" and calls a DepthwiseConv2D's kernel "depthwise_kernel" (Keras 3
-// renamed it "kernel"; files pair it by position, so both load).
+bool ends_with_path(const std::string& path, const std::string& tail) {
+  return path.size() > tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0 &&
+         path[path.size() - tail.size() - 1] == '/';
+}
+
+// The name Keras gave weight `entry`, as this framework names it (`ours` when they agree up to
+// Keras's own naming quirks, which weight files do not depend on: they pair by position or key):
+//  - Keras 3's variable path may carry a name scope before the layer (NASNet's
+//    "reduction_A_block_stem_1/"), and numbers unnamed variables process-wide (LayerScale's
+//    "variable_3"; ours is "variable");
+//  - tf_keras adds ":0", leaves out a nested Sequential's name (ConvNeXt's stem), calls a
+//    DepthwiseConv2D's kernel "depthwise_kernel" and LayerScale's weight "gamma".
 std::string expected_path(const nlohmann::json& entry, bool keras2, const std::string& ours,
                           const std::map<std::string, std::string>& class_of) {
+  std::string name = keras2 ? strip_suffix(entry.at("name").get<std::string>(), ":0") : entry.at("path").get<std::string>();
   if (!keras2) {
-    const std::string path = entry.at("path").get<std::string>();
-    const bool scoped = path.size() > ours.size() && path.compare(path.size() - ours.size(), ours.size(), ours) == 0 &&
-                        path[path.size() - ours.size() - 1] == '/';
-    return scoped ? ours : path;
+    if (ends_with_path(name, ours)) return ours;
+    const auto us = name.rfind('_');
+    const bool numbered = us != std::string::npos && name.compare(0, us, ours) == 0 && ours.ends_with("/variable") &&
+                          name.find_first_not_of("0123456789", us + 1) == std::string::npos;
+    return numbered ? ours : name;
   }
-  std::string name = strip_suffix(entry.at("name").get<std::string>(), ":0");
   const auto slash = name.rfind('/');
-  const std::string layer = name.substr(0, slash);
-  if (class_of.count(layer) && class_of.at(layer) == "DepthwiseConv2D" && name.substr(slash + 1) == "depthwise_kernel")
-    name = layer + "/kernel";
-  return name;
+  const std::string layer = name.substr(0, slash), weight = name.substr(slash + 1);
+  const std::string cls = class_of.count(layer) ? class_of.at(layer) : "";
+  if ((cls == "DepthwiseConv2D" && weight == "depthwise_kernel") || (cls == "LayerScale" && weight == "gamma"))
+    name = layer + (cls == "LayerScale" ? "/variable" : "/kernel");
+  return ends_with_path(ours, name) ? ours : name;
 }
 
 // Our model against what Keras listed for it: layers, then weights, in order.
