@@ -33,6 +33,7 @@
 #include "layers/conv1d.h"
 #include "layers/conv2d.h"
 #include "layers/conv2d_transpose.h"
+#include "layers/custom_scale_layer.h"
 #include "layers/cropping2d.h"
 #include "layers/dense.h"
 #include "layers/depthwise_conv2d.h"
