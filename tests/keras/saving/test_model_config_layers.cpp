@@ -47,6 +47,8 @@ const std::vector<LayerCase>& layer_cases() {
       {"LeakyReLU", {{"negative_slope", 0.2}}, {{4}}},
       {"MaxPooling1D", {{"pool_size", 2}}, {{6, 3}}},
       {"MaxPooling2D", {{"pool_size", 2}, {"strides", 1}}, {{4, 4, 3}}},
+      {"Normalization", {{"axis", -1}}, {{4}}},
+      {"Normalization", {{"axis", nullptr}, {"mean", 0.5}, {"variance", 2.0}, {"invert", true}}, {{4}}},
       {"ReLU", {{"max_value", 6.0}}, {{4}}},
       {"Rescaling", {{"scale", 0.5}, {"offset", 1.0}}, {{4}}},
       {"Reshape", {{"target_shape", {3, 2}}}, {{6}}},
