@@ -120,7 +120,8 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, const LoadMod
   const std::string config_where = "'" + path + "': config.json";
   auto model = with_context(config_where, [&] { return model_from_config(archive.config); });
   const json cc = archive.config.value("compile_config", json(nullptr));
-  const bool compile = options.compile && cc.is_object();
+  // A model saved before compile() has "compile_config": {} (Keras 3) or null: it loads uncompiled.
+  const bool compile = options.compile && cc.is_object() && !cc.empty();
   if (compile)
     with_context(config_where, [&] { model->compile(saving::compile_options_from_config(cc, *model, "compile_config")); });
   auto file = hdf5::File::open_image(archive.weights, path + ": model.weights.h5");

@@ -45,7 +45,7 @@ STEM.output<i>.npy (for a .keras file also STEM.k3.output<i>.npy).
   * STEM.weights_only.h5, or any other .h5 without `model_config`: legacy weights-only file.
     Architecture: first existing of STEM.h5, STEM.json, STEM.keras; loaded (and load_weights) with
     the architecture file's generation (required) and the other one (warning only).
-  * STEM.json (not fixtures.json): model_from_json in its generation (top-level keras_version
+  * STEM.json (not fixtures.json, applications.json or a manifest): model_from_json in its generation (top-level keras_version
     2.x: tf_keras, else Keras 3), other generation warning only.
   Predictions are compared with |ours - keras| <= 1e-5 + 1e-5*|keras|. One line per check
   (ok / FAIL / warn); exit status 1 on any FAIL, 2 if DIR holds nothing to check. A load that
@@ -566,7 +566,7 @@ def verify(d, strict):
             inputs, outputs = find_io(d, fn[:-6], True)
             run("%s (keras3)" % fn, lambda path=path, fn=fn, inputs=inputs, outputs=outputs:
                 compare("%s (keras3)" % fn, load["k3"](path), inputs, outputs), True)
-        elif fn.endswith(".json") and fn != "fixtures.json":
+        elif fn.endswith(".json") and fn not in ("fixtures.json", "applications.json") and not fn.endswith(".manifest.json"):
             try:
                 gen = file_generation(path)
             except Exception as e:

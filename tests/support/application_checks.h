@@ -1,0 +1,220 @@
+// Checks of a keras::applications model against what real Keras 3 wrote for the same
+// constructor and arguments (tests/data/keras/applications/<Name>.k3.json.gz and
+// <Name>.manifest.json.gz, made by make_applications.py with weights=None, classes=10 and the
+// smallest input: 32x32, InceptionV3 75x75, Xception 71x71). A missing fixture skips the test
+// (the fixtures are committed on main).
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "keras/keras.h"
+#include "tests/support/applications_fixtures.h"
+
+namespace keras::testing::applications {
+
+using json = nlohmann::json;
+
+// The fixture `stem + suffix` parsed, or null when it is absent.
+inline json fixture_json(const std::string& stem, const std::string& suffix) {
+  const std::string path = find(stem, suffix);
+  return path.empty() ? json() : json::parse(read_text(path));
+}
+
+#define KERAS_REQUIRE_FIXTURE(j, stem)                                                       \
+  if ((j).is_null()) GTEST_SKIP() << "no fixture for " << (stem) << " in " << kDir         \
+                                  << " (tests/data/keras/applications is committed on main)"
+
+// Where `ours` and `keras` differ, as "path: ours vs keras" lines. Numbers are equal when they
+// agree to 1e-6 relative (Keras writes Python floats, this framework C++ doubles: 1.001e-05 may
+// come back as 1.0010000000000001e-05, 6.0 as 6); everything else must be identical.
+inline void json_differences(const json& ours, const json& keras, const std::string& path,
+                             std::vector<std::string>& out) {
+  if (ours.is_number() && keras.is_number()) {
+    const double a = ours.get<double>(), b = keras.get<double>();
+    if (std::abs(a - b) > 1e-6 * std::max(std::abs(a), std::abs(b))) out.push_back(path + ": " + ours.dump() + " vs " + keras.dump());
+    return;
+  }
+  if (ours.type() != keras.type()) {
+    out.push_back(path + ": " + ours.dump().substr(0, 200) + " vs " + keras.dump().substr(0, 200));
+    return;
+  }
+  if (ours.is_object()) {
+    for (const auto& [key, value] : keras.items())
+      if (!ours.contains(key)) out.push_back(path + "/" + key + ": missing (Keras: " + value.dump().substr(0, 200) + ")");
+    for (const auto& [key, value] : ours.items())
+      if (!keras.contains(key)) out.push_back(path + "/" + key + ": extra " + value.dump().substr(0, 200));
+      else json_differences(value, keras[key], path + "/" + key, out);
+  } else if (ours.is_array()) {
+    if (ours.size() != keras.size()) {
+      out.push_back(path + ": " + std::to_string(ours.size()) + " entries vs " + std::to_string(keras.size()));
+      return;
+    }
+    for (size_t i = 0; i < ours.size(); ++i) json_differences(ours[i], keras[i], path + "/" + std::to_string(i), out);
+  } else if (ours != keras) {
+    out.push_back(path + ": " + ours.dump() + " vs " + keras.dump());
+  }
+}
+
+// Keys Keras 3.15 writes that this framework's serializer does not (yet), none of them
+// specific to the zoo: InputLayer's ragged/optional, the variance-scaling initializers'
+// input_axes/output_axes, BatchNormalization's renorm*, Dense's quantization_config, and the
+// call defaults Keras records in a node's kwargs (BatchNormalization mask=None, Dropout
+// training=False). Each is skipped only where we leave it out and Keras wrote its default
+// (the feature unused), so a value that matters still fails.
+inline const std::map<std::string, json>& serializer_gaps() {
+  static const std::map<std::string, json> gaps = {
+      {"ragged", false},      {"optional", false},          {"input_axes", nullptr},
+      {"output_axes", nullptr}, {"renorm", false},          {"renorm_clipping", nullptr},
+      {"renorm_momentum", 0.99}, {"quantization_config", nullptr}, {"mask", nullptr},
+      {"training", false}};
+  return gaps;
+}
+
+// Removes the serializer gaps from `keras` where `ours` lacks them, and the build_config of a
+// layer Keras wrote none for (Keras records one only for layers that define build(): the
+// weighted ones and the merges; ours for every built layer). Returns how many were removed.
+inline int strip_serializer_gaps(json& ours, json& keras) {
+  int removed = 0;
+  if (ours.is_object() && keras.is_object()) {
+    for (const auto& [key, value] : serializer_gaps())
+      if (keras.contains(key) && !ours.contains(key) && keras[key] == value) keras.erase(key), ++removed;
+    if (ours.contains("build_config") && !keras.contains("build_config") && keras.contains("inbound_nodes"))
+      ours.erase("build_config"), ++removed;
+    for (auto& [key, value] : keras.items())
+      if (ours.contains(key)) removed += strip_serializer_gaps(ours[key], value);
+  } else if (ours.is_array() && keras.is_array() && ours.size() == keras.size()) {
+    for (size_t i = 0; i < ours.size(); ++i) removed += strip_serializer_gaps(ours[i], keras[i]);
+  }
+  return removed;
+}
+
+// model.to_json() against Keras 3's to_json() for the same arguments, as JSON objects (floats
+// normalised): every layer, its config, its inbound nodes, the model's inputs and outputs. Left
+// out: the serializer gaps above, and the top-level "compile_config" ({} for an uncompiled
+// model), which Keras's Model.to_json adds and this framework's to_json writes only when
+// compiled (compile configs belong to saving, keras/saving/compile_config.h).
+inline void expect_config_matches_keras(const Model& model, const std::string& stem) {
+  json keras = fixture_json(stem, ".k3.json");
+  KERAS_REQUIRE_FIXTURE(keras, stem);
+  const std::string text = model.to_json();
+  if (const char* dir = std::getenv("KERAS_APPLICATIONS_DUMP"))  // for diffing by hand
+    std::ofstream(std::string(dir) + "/" + stem + ".ours.json") << text;
+  json ours = json::parse(text);
+  keras.erase("compile_config");
+  strip_serializer_gaps(ours, keras);
+  std::vector<std::string> diffs;
+  json_differences(ours, keras, "", diffs);
+  for (size_t i = 0; i < diffs.size() && i < 12; ++i) ADD_FAILURE() << stem << " config" << diffs[i];
+  EXPECT_TRUE(diffs.empty()) << diffs.size() << " differences from Keras's config of " << stem;
+}
+
+// Layers (names, classes, order = model.layers, the layer_names of a legacy HDF5 file), each
+// layer's weights in order (the weight_names a legacy HDF5 file pairs by position), and
+// model.weights (paths, shapes, trainable) against the manifest Keras printed.
+inline void expect_structure_matches_keras(const Model& model, const std::string& stem) {
+  const json manifest = fixture_json(stem, ".manifest.json");
+  KERAS_REQUIRE_FIXTURE(manifest, stem);
+  const json& k = manifest.at("k3");
+  const auto layers = model.layers();
+  std::vector<std::string> names;
+  for (const auto& l : layers) names.push_back(l->name());
+  ASSERT_EQ(names, k.at("h5_layer_names").get<std::vector<std::string>>()) << stem;
+  for (const auto& entry : k.at("layers")) {
+    if (!entry.contains("model_layers_index")) continue;
+    const auto& layer = layers.at(entry.at("model_layers_index").get<size_t>());
+    EXPECT_EQ(layer->class_name(), entry.at("class_name").get<std::string>()) << layer->name();
+    std::vector<std::string> weight_names;
+    for (const auto& w : layer->weights()) weight_names.push_back(w.path());
+    EXPECT_EQ(weight_names, entry.value("h5_weight_names", std::vector<std::string>{})) << layer->name();
+  }
+  const auto weights = model.weights();
+  const auto& kw = k.at("weights");
+  ASSERT_EQ(weights.size(), kw.size()) << stem;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    EXPECT_EQ(weights[i].path(), kw[i].at("path").get<std::string>()) << "weight " << i;
+    EXPECT_EQ(weights[i].value().shape(), kw[i].at("shape").get<Shape>()) << weights[i].path();
+    EXPECT_EQ(weights[i].trainable(), kw[i].at("trainable").get<bool>()) << weights[i].path();
+  }
+  EXPECT_EQ(model.count_params(), k.at("params").at("total").get<int64_t>()) << stem;
+  // Keras's published weights files were written by Keras 2, and a legacy file pairs by
+  // position: the weighted layers must come in tf_keras's order, with its weight shapes (its
+  // names may differ: input_1, ":0", DepthwiseConv2D's depthwise_kernel).
+  if (!manifest.contains("k2")) return;
+  const json& k2 = manifest.at("k2");
+  std::map<std::string, Shape> k2_shape;
+  for (const auto& w : k2.at("weights")) k2_shape[w.at("name").get<std::string>()] = w.at("shape").get<Shape>();
+  std::vector<Shape> theirs, ours;
+  std::map<std::string, json> k2_layer;
+  for (const auto& entry : k2.at("layers")) k2_layer[entry.at("name").get<std::string>()] = entry;
+  for (const auto& layer : k2.at("h5_layer_names"))  // model.layers order, as the file
+    for (const auto& name : k2_layer.at(layer.get<std::string>()).value("h5_weight_names", std::vector<std::string>{}))
+      theirs.push_back(k2_shape.at(name));
+  for (const auto& l : layers)
+    for (const auto& w : l->weights()) ours.push_back(w.value().shape());
+  EXPECT_EQ(ours, theirs) << stem << ": weight order of a Keras 2 legacy file";
+  EXPECT_EQ(layers.size(), k2.at("h5_layer_names").size()) << stem;
+}
+
+// Both of the above: the model is the one Keras builds for the same arguments.
+inline void expect_is_keras(const Model& model, const std::string& stem) {
+  expect_config_matches_keras(model, stem);
+  expect_structure_matches_keras(model, stem);
+}
+
+// include_top = false: pooling "avg" gives Keras's output shape and parameter count (manifest),
+// "max" the same shape, "" the 4-D feature map with as many channels.
+inline void expect_pooling_heads(const std::function<std::shared_ptr<Model>(const std::string&)>& build,
+                                 const std::string& stem) {
+  const json manifest = fixture_json(stem, ".manifest.json");
+  KERAS_REQUIRE_FIXTURE(manifest, stem);
+  const json& keras = manifest.at("k3").at("include_top_false_pooling_avg");
+  Shape expected;
+  for (const auto& d : keras.at("output_shape")) expected.push_back(d.is_null() ? -1 : d.get<int64_t>());
+  auto avg = build("avg");
+  EXPECT_EQ(avg->outputs()[0].shape, expected) << stem;
+  EXPECT_EQ(avg->count_params(), keras.at("params").get<int64_t>()) << stem;
+  EXPECT_EQ(build("max")->outputs()[0].shape, expected) << stem;
+  const Shape features = build("")->outputs()[0].shape;
+  ASSERT_EQ(features.size(), 4u) << stem;
+  EXPECT_EQ(features[3], expected[1]) << stem;
+}
+
+// A family's constructors by Keras name; each must build what Keras builds with
+// input_shape, classes = 10 (expect_is_keras) and have Keras's pooling heads.
+template <class Options>
+using Constructors = std::vector<std::pair<std::string, std::function<std::shared_ptr<Model>(const Options&)>>>;
+
+template <class Options>
+void expect_family_is_keras(const Constructors<Options>& models, const Shape& input_shape) {
+  for (const auto& [stem, build] : models) {
+    SCOPED_TRACE(stem);
+    Options top;  // assigned, not designated: the MobileNets take input_shape first
+    top.input_shape = input_shape;
+    top.classes = 10;
+    expect_is_keras(*build(top), stem);
+    expect_pooling_heads([&](const std::string& p) {
+      Options features = top;
+      features.include_top = false;
+      features.pooling = p;
+      return build(features);
+    }, stem);
+  }
+}
+
+// Every element of `x` within 1e-6 (relative) of `expected` (values computed by real Keras).
+inline void expect_values(const Tensor& x, const std::vector<double>& expected) {
+  const Tensor c = x.astype(DType::float64).contiguous();
+  ASSERT_EQ(c.numel(), static_cast<int64_t>(expected.size()));
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(c.data<double>()[i], expected[i], 1e-6 * std::max(1.0, std::abs(expected[i]))) << "element " << i;
+}
+
+}  // namespace keras::testing::applications
