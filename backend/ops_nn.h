@@ -65,5 +65,11 @@ Tensor crop2d(const Tensor& x, std::array<Size2, 2> cropping);
 // Dropout of whole channels: x (N, ..., C); one keep decision per (n, c), kept channels scaled
 // by 1/(1-rate). rate in [0, 1) (ValueError otherwise); masks drawn from `gen`.
 Tensor spatial_dropout(const Tensor& x, double rate, Generator& gen);
+// Inverted dropout with shared decisions (keras.layers.Dropout's noise_shape): one keep decision
+// per element of `noise_shape`, broadcast over x; kept values scaled by 1/(1-rate). noise_shape
+// has x's rank and each extent is 1 or x's extent (ShapeError otherwise); (N, 1, 1, 1) keeps or
+// drops whole samples. rate in [0, 1) (ValueError otherwise); x floating (TypeError otherwise);
+// the mask is uniform(noise_shape) >= rate, drawn from `gen`.
+Tensor dropout_with_noise_shape(const Tensor& x, double rate, const Shape& noise_shape, Generator& gen);
 
 }  // namespace keras::ops

@@ -1,6 +1,6 @@
 // Spatial ops on NHWC images: bilinear resizing (a registered op, CPU kernels in
-// backend/cpu/resize_kernels.cpp), and nearest upsampling, zero padding, cropping and spatial
-// dropout as compositions of keras::ops.
+// backend/cpu/resize_kernels.cpp), and nearest upsampling, zero padding, cropping, spatial
+// dropout and dropout with a noise shape as compositions of keras::ops.
 //
 //   resize_bilinear(x) -> y           attr size (out_h, out_w)
 //   resize_bilinear_grad(grad) -> dx  attrs size, input_shape
@@ -72,18 +72,30 @@ Tensor crop2d(const Tensor& x, std::array<Size2, 2> cropping) {
                {s[0], s[1] - cropping[0][0] - cropping[0][1], s[2] - cropping[1][0] - cropping[1][1], s[3]});
 }
 
+Tensor dropout_with_noise_shape(const Tensor& x, double rate, const Shape& noise_shape, Generator& gen) {
+  const std::string where = "keras::ops::dropout_with_noise_shape";
+  if (!(rate >= 0.0 && rate < 1.0)) fail<ValueError>(where, "a rate in [0, 1)", std::to_string(rate));
+  if (!is_floating(x.dtype())) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype()));
+  bool fits = noise_shape.size() == x.shape().size();
+  for (size_t i = 0; fits && i < noise_shape.size(); ++i) fits = noise_shape[i] == 1 || noise_shape[i] == x.shape()[i];
+  if (!fits)
+    fail<ShapeError>(where, "a noise shape of the input's rank whose extents are 1 or the input's",
+                     "noise shape " + shape_str(noise_shape) + " for input " + shape_str(x.shape()));
+  if (rate == 0.0) return x;
+  Tensor u = random::uniform(noise_shape, 0.0, 1.0, gen, x.dtype());
+  Tensor keep = cast(greater_equal(u, Tensor::scalar(rate, x.dtype(), x.device())), x.dtype());
+  return multiply(x, multiply(keep, 1.0 / (1.0 - rate)));
+}
+
 Tensor spatial_dropout(const Tensor& x, double rate, Generator& gen) {
   const std::string where = "keras::ops::spatial_dropout";
   if (!(rate >= 0.0 && rate < 1.0)) fail<ValueError>(where, "a rate in [0, 1)", std::to_string(rate));
   if (x.rank() < 2) fail<ShapeError>(where, "an input of rank >= 2 (batch, ..., channels)", "shape " + shape_str(x.shape()));
   if (!is_floating(x.dtype())) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype()));
-  if (rate == 0.0) return x;
   Shape mask_shape(x.rank(), 1);
   mask_shape.front() = x.shape().front();
   mask_shape.back() = x.shape().back();
-  Tensor u = random::uniform(mask_shape, 0.0, 1.0, gen, x.dtype());
-  Tensor keep = cast(greater_equal(u, Tensor::scalar(rate, x.dtype(), x.device())), x.dtype());
-  return multiply(x, multiply(keep, 1.0 / (1.0 - rate)));
+  return dropout_with_noise_shape(x, rate, mask_shape, gen);
 }
 
 }  // namespace ops

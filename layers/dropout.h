@@ -8,16 +8,21 @@ namespace keras::layers {
 
 struct DropoutOptions {
   double rate = 0.0;                   // in [0, 1); ValueError otherwise
-  std::optional<Shape> noise_shape;    // not supported yet: NotImplementedError when set
+  // Shape of the keep/drop decisions, broadcast over the input: one entry per input axis, each
+  // -1 (Keras's None: the input's extent) or a positive extent that is 1 or the input's.
+  // (-1, 1, 1, 1) drops whole samples (EfficientNet's stochastic depth). Unset: every element.
+  std::optional<Shape> noise_shape;
   std::optional<int64_t> seed;         // seeds this layer's mask stream; unseeded: global stream
   std::string name;
   bool trainable = true;
   std::string dtype = "float32";
 };
 
-// Training: each element is zeroed with probability `rate` and the rest scaled by 1/(1-rate),
-// the masks drawn from the layer's own generator (seeded from `seed`, else from the global
-// generator on first use). Inference: returns the input unchanged.
+// Training: each element (each element of the noise shape, broadcast) is zeroed with probability
+// `rate` and the rest scaled by 1/(1-rate), the masks drawn from the layer's own generator
+// (seeded from `seed`, else from the global generator on first use). Inference: returns the
+// input unchanged. ValueError for a noise_shape entry that is 0 or below -1; ShapeError when the
+// input does not fit the noise shape (another rank, or an extent that is neither 1 nor the input's).
 class DropoutImpl : public Layer {
  public:
   explicit DropoutImpl(DropoutOptions options);

@@ -123,13 +123,16 @@ TensorList Layer::get_weights() const {
 }
 
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const InitializerPtr& initializer,
-                           bool trainable, const RegularizerPtr& regularizer, const ConstraintPtr& constraint) {
+                           bool trainable, const RegularizerPtr& regularizer, const ConstraintPtr& constraint,
+                           DType dtype) {
   if (!in_build_)
     fail<StateError>(where() + " add_weight('" + name + "')", "a call from build()", "a call outside it");
   for (const auto& w : own_weights_)
     if (w.name == name) fail<ValueError>(where() + " add_weight", "a new weight name", "'" + name + "' twice");
   if (!initializer) fail<ValueError>(where() + " add_weight('" + name + "')", "an initializer", "none");
-  Tensor value = (*initializer)(shape, DType::float32);
+  if (trainable && !is_floating(dtype))
+    fail<ValueError>(where() + " add_weight('" + name + "')", "a floating dtype for a trainable weight", dtype_name(dtype));
+  Tensor value = (*initializer)(shape, dtype);
   Variable v(value, path_prefix_ + this->name() + "/" + name, trainable && trainable_);
   if (constraint) v.set_constraint([constraint](const Tensor& w) { return (*constraint)(w); });
   own_weights_.push_back({name, v, trainable, regularizer, constraint});

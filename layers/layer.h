@@ -144,10 +144,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
  protected:
   // Creates a weight (decision 5: path from the layer name). `trainable=false` makes a variable
   // that is never trained (moving statistics). `constraint` is attached to the variable, so every
-  // optimizer applies it after updating it. Throws StateError outside build().
+  // optimizer applies it after updating it. `dtype` other than float32 is for non-trainable state
+  // (Normalization's int64 count). Throws StateError outside build().
   Variable add_weight(const std::string& name, const Shape& shape, const InitializerPtr& initializer,
                       bool trainable = true, const RegularizerPtr& regularizer = nullptr,
-                      const ConstraintPtr& constraint = nullptr);
+                      const ConstraintPtr& constraint = nullptr, DType dtype = DType::float32);
   // Seeded stream for layers that draw random numbers at call time (Dropout); seeded from
   // `seed` if given, else from the global generator when first used.
   Generator& generator(std::optional<uint64_t> seed = std::nullopt);

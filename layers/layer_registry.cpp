@@ -7,7 +7,7 @@ namespace {
 struct Entry {
   LayerFactory factory;
   std::string package;  // empty for built-ins
-  std::string module;   // set by register_layer_in_module only
+  std::string module;   // Keras 3 module of a Keras class outside keras.layers; empty otherwise
 };
 std::map<std::string, Entry>& table() {
   static std::map<std::string, Entry> t;
@@ -15,25 +15,13 @@ std::map<std::string, Entry>& table() {
 }
 }  // namespace
 
-void register_layer(const std::string& class_name, LayerFactory factory, const std::string& package) {
+void register_layer(const std::string& class_name, LayerFactory factory, const std::string& package,
+                    const std::string& module) {
   if (class_name.empty() || class_name.find('>') != std::string::npos || package.find('>') != std::string::npos)
     fail<ValueError>("register_layer", "a class name and package without '>'",
                      "'" + class_name + "' in package '" + package + "'");
   if (!factory) fail<ValueError>("register_layer('" + class_name + "')", "a factory", "an empty function");
-  table()[class_name] = Entry{std::move(factory), package};
-}
-
-void register_layer_in_module(const std::string& class_name, LayerFactory factory, const std::string& module) {
-  if (module.empty() || module.find('>') != std::string::npos)
-    fail<ValueError>("register_layer_in_module('" + class_name + "')", "a Python module name such as keras.src.x",
-                     "'" + module + "'");
-  register_layer(class_name, std::move(factory));
-  table()[class_name].module = module;
-}
-
-std::string layer_module(const std::string& class_name) {
-  auto it = table().find(class_name);
-  return it == table().end() ? "" : it->second.module;
+  table()[class_name] = Entry{std::move(factory), package, module};
 }
 
 LayerPtr layer_from_config(const std::string& name, const json& config) {
@@ -79,6 +67,11 @@ std::string registered_layer_name(const std::string& class_name) {
   auto it = table().find(class_name);
   if (it == table().end() || it->second.package.empty()) return "";
   return it->second.package + ">" + class_name;
+}
+
+std::string registered_layer_module(const std::string& class_name) {
+  auto it = table().find(class_name);
+  return it == table().end() ? "" : it->second.module;
 }
 
 }  // namespace keras

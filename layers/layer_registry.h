@@ -5,6 +5,12 @@
 // A custom class registered with a package (Keras's register_keras_serializable(package), whose
 // default package is "Custom") is written into Keras 3 configs with registered_name
 // "package>Class" and read back under that name or its bare class name.
+//
+// A class Keras itself defines outside keras.layers (an application's own layer, such as
+// InceptionResNetV2's CustomScaleLayer) is registered with its Python `module`: Keras 3 writes it
+// as {"module": module, "class_name": Class, "registered_name": Class} and finds it by importing
+// that module. Its `package`, if any, is the one tf_keras registered it under ("Custom"), so
+// "Custom>Class" (tf_keras configs, Keras 2 schema) reads back as well.
 #pragma once
 #include <functional>
 #include <string>
@@ -17,15 +23,10 @@ namespace keras {
 using LayerFactory = std::function<LayerPtr(const json& config)>;
 
 // Registers `class_name`; a second registration of one name replaces the first. A non-empty
-// `package` (no '>') marks a custom class registered as "package>class_name".
-void register_layer(const std::string& class_name, LayerFactory factory, const std::string& package = "");
-// A class Keras defines in a Python module of its own without registering it as a custom object
-// (keras.applications' LayerScale and StochasticDepth): Keras 3 writes it as {"module": module,
-// "class_name": class_name, "registered_name": class_name} and finds it again by importing that
-// module. Read back by its class name whatever the module (tf_keras writes "tf_keras.src...").
-void register_layer_in_module(const std::string& class_name, LayerFactory factory, const std::string& module);
-// The module of a class registered with register_layer_in_module; "" for every other class.
-std::string layer_module(const std::string& class_name);
+// `package` (no '>') marks a custom class registered as "package>class_name". A non-empty `module`
+// is the Python module Keras 3 writes for the class (see above).
+void register_layer(const std::string& class_name, LayerFactory factory, const std::string& package = "",
+                    const std::string& module = "");
 // Builds a layer from its class name ("Dense") or registered name ("MyPackage>Scale") and its
 // config; unknown class -> TypeError naming it and listing the registered classes.
 LayerPtr layer_from_config(const std::string& class_name, const json& config);
@@ -34,6 +35,8 @@ std::vector<std::string> registered_layers();
 bool is_layer_registered(const std::string& class_name);
 // "package>Class" for a class registered with a package; "" for a built-in or unknown class.
 std::string registered_layer_name(const std::string& class_name);
+// The Python module registered for a Keras-defined class outside keras.layers; "" otherwise.
+std::string registered_layer_module(const std::string& class_name);
 
 // Static registration: KERAS_REGISTER_LAYER(Dense, [](const json& c) { return ...; });
 #define KERAS_REGISTER_LAYER(cls, ...)                                                       \
@@ -49,10 +52,11 @@ std::string registered_layer_name(const std::string& class_name);
     return true;                                                                             \
   }()
 
-// A class of a Keras module: KERAS_REGISTER_MODULE_LAYER("keras.src.applications.convnext", LayerScale, f).
-#define KERAS_REGISTER_MODULE_LAYER(module, cls, ...)                                        \
+// A Keras class outside keras.layers:
+// KERAS_REGISTER_KERAS_LAYER("keras.src.applications.inception_resnet_v2", "Custom", CustomScaleLayer, factory).
+#define KERAS_REGISTER_KERAS_LAYER(module, package, cls, ...)                                \
   static const bool KERAS_CONCAT(keras_layer_registered_, cls) = [] {                        \
-    ::keras::register_layer_in_module(#cls, __VA_ARGS__, module);                            \
+    ::keras::register_layer(#cls, __VA_ARGS__, package, module);                             \
     return true;                                                                             \
   }()
 

@@ -55,7 +55,7 @@ LayerScaleOptions layer_scale_options_from_config(const json& c) {
   return o;
 }
 
-KERAS_REGISTER_MODULE_LAYER("keras.src.applications.convnext", LayerScale, [](const json& c) -> LayerPtr {
+KERAS_REGISTER_KERAS_LAYER("keras.src.applications.convnext", "", LayerScale, [](const json& c) -> LayerPtr {
   return std::make_shared<LayerScaleImpl>(layer_scale_options_from_config(c));
 });
 

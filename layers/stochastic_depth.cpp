@@ -50,7 +50,7 @@ StochasticDepthOptions stochastic_depth_options_from_config(const json& c) {
   return o;
 }
 
-KERAS_REGISTER_MODULE_LAYER("keras.src.applications.convnext", StochasticDepth, [](const json& c) -> LayerPtr {
+KERAS_REGISTER_KERAS_LAYER("keras.src.applications.convnext", "", StochasticDepth, [](const json& c) -> LayerPtr {
   return std::make_shared<StochasticDepthImpl>(stochastic_depth_options_from_config(c));
 });
 

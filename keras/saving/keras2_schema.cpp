@@ -6,6 +6,7 @@
 #include "keras/saving/detail/operation_nodes.h"
 #include "keras/saving/model_config.h"
 #include "layers/layer_config.h"
+#include "layers/layer_registry.h"
 
 namespace keras {
 namespace {
@@ -17,13 +18,17 @@ bool is_keras3_object(const json& j) {
          (j.contains("module") || j.contains("registered_name"));
 }
 
-// Keras 2 names a custom class by its registered name ("package>Class").
+// Keras 2 names a custom class by its registered name ("package>Class"). A Keras class that
+// Keras 3 writes under its module (InceptionResNetV2's CustomScaleLayer) takes the name tf_keras
+// registered it under ("Custom>CustomScaleLayer"), the only one tf_keras finds in a legacy .h5.
 std::string keras2_class_name(const json& obj) {
   if (obj.contains("registered_name") && obj["registered_name"].is_string()) {
     std::string r = obj["registered_name"].get<std::string>();
     if (r.find('>') != std::string::npos) return r;
   }
-  return obj["class_name"].get<std::string>();
+  const std::string cls = obj["class_name"].get<std::string>();
+  if (!registered_layer_module(cls).empty() && !registered_layer_name(cls).empty()) return registered_layer_name(cls);
+  return cls;
 }
 
 }  // namespace

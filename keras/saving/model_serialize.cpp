@@ -52,9 +52,11 @@ json serialize_plain_layer(const Layer& layer) {
   // Keras 3's SpatialDropout2D neither writes nor accepts `trainable` (it is weightless).
   if (cls == "SpatialDropout2D") config.erase("trainable");
   const std::string registered = registered_layer_name(cls);
+  const std::string module = registered_layer_module(cls);
   json obj;
-  if (const std::string module = layer_module(cls); !module.empty()) {
-    obj = config::keras_object(module, cls, config);  // a class of a Keras module (LayerScale)
+  if (!module.empty()) {
+    // A Keras class outside keras.layers: Keras 3 imports `module` and names the class itself.
+    obj = config::keras_object(module, cls, config);
     obj["registered_name"] = cls;
   } else if (registered.empty()) {
     obj = config::keras_object("keras.layers", cls, config);

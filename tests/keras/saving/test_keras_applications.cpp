@@ -1,7 +1,7 @@
 // Every keras.applications architecture, as real Keras 3.15 and tf_keras 2.21 save it
 // (tests/data/keras/applications/make_applications.py, weights=None, small inputs): each config
-// rebuilds here with Keras's layers (names, classes, order) and weights (names, shapes, order)
-// as the manifest Keras printed. Weighted members: test_keras_applications_weights.cpp.
+// rebuilds here with Keras's layers (names, classes, order) and weights (names, shapes, dtypes,
+// order) as the manifest Keras printed. Weighted members: test_keras_applications_weights.cpp.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -69,6 +69,7 @@ void expect_structure(const Model& model, const json& keras, bool keras2) {
     ASSERT_EQ(weights[i].path(), expected_path(wk[i], keras2, weights[i].path(), class_of)) << "weight " << i;
     EXPECT_EQ(weights[i].value().shape(), wk[i].at("shape").get<Shape>()) << weights[i].path();
     EXPECT_EQ(weights[i].trainable(), wk[i].at("trainable").get<bool>()) << weights[i].path();
+    EXPECT_EQ(dtype_name(weights[i].dtype()), wk[i].at("dtype").get<std::string>()) << weights[i].path();
   }
 }
 
