@@ -29,15 +29,18 @@ void check_args(const Args& a) {
 
 std::string weights_file(const Args& a, const std::string& file, const std::string& url_dir) {
   if (a.weights != "imagenet") return a.weights;
+  return keras_cached_file(a.where + " weights \"imagenet\"", file, url_dir + file);
+}
+
+std::string keras_cached_file(const std::string& where, const std::string& file, const std::string& url) {
   const char* home = std::getenv("KERAS_HOME");
   const char* user = std::getenv("HOME");
   const std::filesystem::path dir = home ? std::filesystem::path(home)
                                          : std::filesystem::path(user ? user : ".") / ".keras";
   const std::string path = (dir / "models" / file).string();
   if (!std::filesystem::exists(path))
-    fail<IOError>(a.where + " weights \"imagenet\"", "the file Keras downloads, at " + path, "no such file",
-                  "This library never downloads: fetch " + url_dir + file +
-                      " there (or anywhere, and pass its path as weights).");
+    fail<IOError>(where, "the file Keras downloads, at " + path, "no such file",
+                  "This library never downloads: fetch " + url + " there (or anywhere, and pass its path).");
   return path;
 }
 

@@ -43,6 +43,11 @@ void check_args(const Args& a);
 // (`url_dir` + file) when it is not there.
 std::string weights_file(const Args& a, const std::string& file, const std::string& url_dir);
 
+// The path of `file` in Keras's download cache, where Keras's get_file(file, url,
+// cache_subdir="models") keeps it ($KERAS_HOME/models, else ~/.keras/models): IOError naming
+// `where`, that path and `url` (where Keras fetches it from) when it is not there.
+std::string keras_cached_file(const std::string& where, const std::string& file, const std::string& url);
+
 // weights_file for the common naming of Keras's files:
 // <kKerasWeightsUrl><folder>/<stem>_weights_tf_dim_ordering_tf_kernels[_notop].h5.
 inline const std::string kKerasWeightsUrl = "https://storage.googleapis.com/tensorflow/keras-applications/";

@@ -116,6 +116,16 @@ inline void expect_config_matches_keras(const Model& model, const std::string& s
   EXPECT_TRUE(diffs.empty()) << diffs.size() << " differences from Keras's config of " << stem;
 }
 
+// A Keras 3 variable path without the name scopes Keras may put before its layer: NASNet creates
+// its cells under scopes ("normal_A_block_0/block_1/separable_conv_block_normal_left1_0/" before
+// "separable_conv_1_normal_left1_0/depthwise_kernel"). This framework has no name scopes (a path
+// is <layer>/<weight>); no file keys on them (.weights.h5 by layer, legacy .h5 by position).
+inline std::string unscoped(const std::string& keras_path, const std::string& layer) {
+  if (keras_path.starts_with(layer + "/")) return keras_path;
+  const auto at = keras_path.rfind("/" + layer + "/");
+  return at == std::string::npos ? keras_path : keras_path.substr(at + 1);
+}
+
 // Layers (names, classes, order = model.layers, the layer_names of a legacy HDF5 file), each
 // layer's weights in order (the weight_names a legacy HDF5 file pairs by position), and
 // model.weights (paths, shapes, trainable) against the manifest Keras printed.
@@ -131,15 +141,18 @@ inline void expect_structure_matches_keras(const Model& model, const std::string
     if (!entry.contains("model_layers_index")) continue;
     const auto& layer = layers.at(entry.at("model_layers_index").get<size_t>());
     EXPECT_EQ(layer->class_name(), entry.at("class_name").get<std::string>()) << layer->name();
-    std::vector<std::string> weight_names;
+    std::vector<std::string> weight_names, keras_names;
     for (const auto& w : layer->weights()) weight_names.push_back(w.path());
-    EXPECT_EQ(weight_names, entry.value("h5_weight_names", std::vector<std::string>{})) << layer->name();
+    for (const auto& n : entry.value("h5_weight_names", std::vector<std::string>{}))
+      keras_names.push_back(unscoped(n, layer->name()));
+    EXPECT_EQ(weight_names, keras_names) << layer->name();
   }
   const auto weights = model.weights();
   const auto& kw = k.at("weights");
   ASSERT_EQ(weights.size(), kw.size()) << stem;
   for (size_t i = 0; i < weights.size(); ++i) {
-    EXPECT_EQ(weights[i].path(), kw[i].at("path").get<std::string>()) << "weight " << i;
+    const std::string& path = weights[i].path();
+    EXPECT_EQ(path, unscoped(kw[i].at("path").get<std::string>(), path.substr(0, path.rfind('/')))) << "weight " << i;
     EXPECT_EQ(weights[i].value().shape(), kw[i].at("shape").get<Shape>()) << weights[i].path();
     EXPECT_EQ(weights[i].trainable(), kw[i].at("trainable").get<bool>()) << weights[i].path();
   }
