@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/tensor.h"
+#include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
 namespace keras::applications {
@@ -54,12 +54,7 @@ std::shared_ptr<Model> ConvNeXtLarge(const ConvNeXtOptions& options = {});
 std::shared_ptr<Model> ConvNeXtXLarge(const ConvNeXtOptions& options = {});
 
 namespace convnext {
-// Keras's placeholder: the models normalise their own inputs, so this returns `x` itself
-// (`data_format` is accepted and ignored, as in Keras).
-inline Tensor preprocess_input(const Tensor& x, const std::string& data_format = "channels_last") {
-  (void)data_format;
-  return x;
-}
+using imagenet_utils::identity::preprocess_input;  // the models normalise their own inputs
 }  // namespace convnext
 
 namespace detail {

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "backend/tensor.h"
+#include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
 namespace keras::applications {
@@ -53,12 +53,7 @@ std::shared_ptr<Model> MobileNetV3Small(const MobileNetV3Options& options = {});
 std::shared_ptr<Model> MobileNetV3Large(const MobileNetV3Options& options = {});
 
 namespace mobilenet_v3 {
-// Keras's placeholder: the models rescale their own inputs, so this returns `x` itself
-// (`data_format` is accepted and ignored, as in Keras).
-inline Tensor preprocess_input(const Tensor& x, const std::string& data_format = "channels_last") {
-  (void)data_format;
-  return x;
-}
+using imagenet_utils::identity::preprocess_input;  // the models rescale their own inputs
 }  // namespace mobilenet_v3
 
 namespace detail {

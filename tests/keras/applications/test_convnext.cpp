@@ -61,6 +61,16 @@ TEST(ConvNeXt, ModuleBuilderIsKeras) {
   for (const auto& l : plain->layers()) EXPECT_NE(l->class_name(), "LayerScale") << l->name();
 }
 
+// Keras's own options, against what Keras built for the same calls (tests/data/keras/
+// applications/make_variants.py): no preprocessing, logits and a name that prefixes every layer;
+// the features of a one-channel input (no Normalization then), ending in a LayerNormalization.
+TEST(ConvNeXt, OptionsAreKeras) {
+  expect_is_keras(*ConvNeXtTiny({.include_preprocessing = false, .input_shape = {32, 32, 3}, .classes = 5,
+                                 .classifier_activation = "", .name = "my_convnext"}),
+                  "variants/ConvNeXtTiny_options");
+  expect_is_keras(*ConvNeXtTiny({.include_top = false, .input_shape = {32, 32, 1}}), "variants/ConvNeXtTiny_features");
+}
+
 // The features: pooling (or not) then a LayerNormalization, named as Keras's automatic names;
 // no Normalization without preprocessing or without 3 channels.
 TEST(ConvNeXt, FeaturesAndPreprocessing) {
