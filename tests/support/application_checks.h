@@ -243,13 +243,14 @@ void expect_family_is_keras(const Constructors<Options>& models, const Shape& in
 }
 
 // The weighted tiny fixture `stem`: each weights file Keras wrote for it (tf_keras's weights-only
-// and whole-model .h5, Keras 3's .weights.h5), loaded by topology through `build(path)` (a
+// and whole-model .h5, Keras 3's whole-model .h5 and .weights.h5), loaded by topology through `build(path)` (a
 // constructor with the fixture's arguments and weights = path), predicts on the fixture's input
 // what that Keras predicted, within 1e-5. A missing fixture skips the test.
 inline void expect_loads_keras_weights(const std::string& stem,
                                        const std::function<std::shared_ptr<Model>(const std::string&)>& build) {
   const std::pair<const char*, const char*> files[] = {{".k2.weights_only.h5", ".k2.output0.npy"},
                                                        {".k2.h5", ".k2.output0.npy"},
+                                                       {".k3.h5", ".k3.output0.npy"},
                                                        {".weights.h5", ".k3.output0.npy"}};
   for (const auto& [file, output] : files) {
     if (!std::filesystem::exists(kDir + stem + file)) GTEST_SKIP() << "no " << kDir + stem + file;
