@@ -1,8 +1,9 @@
 // The arguments the keras.applications constructors share, under Keras's names, in Keras's
 // order and with Keras's defaults, except `weights` (below). VGG16/19, ResNet50/101/152 (v1 and
-// v2), DenseNet121/169/201, InceptionV3 and Xception take exactly these; MobileNet and
-// MobileNetV2 add their own first (mobilenet.h, mobilenet_v2.h). Keras's input_tensor is not
-// offered: call the returned model on a tensor instead.
+// v2), DenseNet121/169/201, InceptionV3 and Xception take exactly these; MobileNet,
+// MobileNetV2 and MobileNetV3Small/Large add their own first (mobilenet.h, mobilenet_v2.h,
+// mobilenet_v3.h), ConvNeXtTiny..XLarge include_preprocessing second (convnext.h). Keras's
+// input_tensor is not offered: call the returned model on a tensor instead.
 //
 // weights: "" is Keras's None (random initialisation), the default here, because Keras's
 //   default "imagenet" downloads and this library never downloads. A path loads that file into

@@ -11,6 +11,7 @@
 #include "layers/global_average_pooling2d.h"
 #include "layers/global_max_pooling2d.h"
 #include "layers/input_layer.h"
+#include "layers/keras_operation.h"
 
 namespace keras::applications::detail {
 namespace L = keras::layers;
@@ -111,6 +112,29 @@ KerasTensor classifier_or_pooling(const Args& a, const KerasTensor& x, AutoNames
   if (!a.include_top) return pooling(a, x, names, named_pools);
   auto pooled = L::GlobalAveragePooling2D({.name = named_top ? "avg_pool" : names("GlobalAveragePooling2D")})(x);
   return predictions(a, pooled);
+}
+
+int64_t make_divisible(double v, int64_t divisor) {
+  int64_t n = std::max(divisor, static_cast<int64_t>(v + static_cast<double>(divisor) / 2) / divisor * divisor);
+  if (static_cast<double>(n) < 0.9 * v) n += divisor;
+  return n;
+}
+
+namespace {
+KerasTensor numpy_operation(const std::string& class_name, const std::vector<KerasTensor>& tensors,
+                            std::vector<std::optional<double>> args, AutoNames& names) {
+  const std::string name = names(class_name);
+  auto layer = L::keras_operation_layer({"keras.src.ops.numpy", class_name, std::move(args)}, name, name);
+  return (*layer)(tensors).at(0);
+}
+}  // namespace
+
+KerasTensor numpy_operation(const std::string& class_name, const KerasTensor& x, const KerasTensor& y,
+                            AutoNames& names) {
+  return numpy_operation(class_name, {x, y}, {std::nullopt, std::nullopt}, names);
+}
+KerasTensor numpy_operation(const std::string& class_name, const KerasTensor& x, double y, AutoNames& names) {
+  return numpy_operation(class_name, {x}, {std::nullopt, y}, names);
 }
 
 std::shared_ptr<Model> finish(const Args& a, const KerasTensor& input, const KerasTensor& output,

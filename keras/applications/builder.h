@@ -98,6 +98,19 @@ KerasTensor pooling(const Args& a, const KerasTensor& x, AutoNames& names, bool 
 KerasTensor classifier_or_pooling(const Args& a, const KerasTensor& x, AutoNames& names, bool named_top,
                                   bool named_pools);
 
+// Keras's _make_divisible / _depth (MobileNetV2, V3): v rounded to the nearest multiple of
+// `divisor` (at least `divisor`), never more than 10% below v.
+int64_t make_divisible(double v, int64_t divisor = 8);
+
+// A Keras 3 operation node of keras.src.ops.numpy, as Keras records arithmetic on KerasTensors
+// (`x + 3.0`, `a + b`, `x * c`): `class_name` "Add" or "Multiply" applied to (x, y), named with the
+// next automatic name of its class ("add", "add_1", ...; Keras's Add/Multiply layers share the
+// counters). Written back as Keras writes it (layers/keras_operation.h); not in model.layers of
+// Keras, holds no weights.
+KerasTensor numpy_operation(const std::string& class_name, const KerasTensor& x, const KerasTensor& y,
+                            AutoNames& names);
+KerasTensor numpy_operation(const std::string& class_name, const KerasTensor& x, double y, AutoNames& names);
+
 // The functional Model named a.name, with `weights_path` (from weights_file) loaded by
 // topology as Keras's model.load_weights does.
 std::shared_ptr<Model> finish(const Args& a, const KerasTensor& input, const KerasTensor& output,
