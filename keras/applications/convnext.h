@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "keras/applications/decode_predictions.h"
 #include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
@@ -54,6 +55,7 @@ std::shared_ptr<Model> ConvNeXtLarge(const ConvNeXtOptions& options = {});
 std::shared_ptr<Model> ConvNeXtXLarge(const ConvNeXtOptions& options = {});
 
 namespace convnext {
+using imagenet_utils::decode_predictions;
 using imagenet_utils::identity::preprocess_input;  // the models normalise their own inputs
 }  // namespace convnext
 

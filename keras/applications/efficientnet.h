@@ -19,6 +19,8 @@
 #include <string>
 
 #include "keras/applications/application_options.h"
+#include "keras/applications/decode_predictions.h"
+#include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
 namespace keras::applications {
@@ -41,13 +43,8 @@ std::shared_ptr<Model> EfficientNetB6(const EfficientNetOptions& options = {});
 std::shared_ptr<Model> EfficientNetB7(const EfficientNetOptions& options = {});
 
 namespace efficientnet {
-// Keras's efficientnet.preprocess_input: the preprocessing is part of the model, so this
-// returns x itself, unchanged (kept, as in Keras, so that code written for the other families
-// reads the same). data_format is accepted and ignored, as Keras does.
-inline Tensor preprocess_input(const Tensor& x, const std::string& data_format = "channels_last") {
-  (void)data_format;
-  return x;
-}
+using imagenet_utils::decode_predictions;
+using imagenet_utils::identity::preprocess_input;  // the models normalise their own inputs
 }  // namespace efficientnet
 
 }  // namespace keras::applications

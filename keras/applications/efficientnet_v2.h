@@ -18,6 +18,8 @@
 #include <string>
 
 #include "keras/applications/application_options.h"
+#include "keras/applications/decode_predictions.h"
+#include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
 namespace keras::applications {
@@ -52,12 +54,8 @@ std::shared_ptr<Model> EfficientNetV2M(const EfficientNetV2Options& options = {}
 std::shared_ptr<Model> EfficientNetV2L(const EfficientNetV2Options& options = {});
 
 namespace efficientnet_v2 {
-// Keras's efficientnet_v2.preprocess_input: the preprocessing is part of the model, so this
-// returns x itself, unchanged; data_format is accepted and ignored, as Keras does.
-inline Tensor preprocess_input(const Tensor& x, const std::string& data_format = "channels_last") {
-  (void)data_format;
-  return x;
-}
+using imagenet_utils::decode_predictions;
+using imagenet_utils::identity::preprocess_input;  // the models normalise their own inputs
 }  // namespace efficientnet_v2
 
 }  // namespace keras::applications

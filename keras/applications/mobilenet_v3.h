@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "keras/applications/decode_predictions.h"
 #include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
@@ -53,6 +54,7 @@ std::shared_ptr<Model> MobileNetV3Small(const MobileNetV3Options& options = {});
 std::shared_ptr<Model> MobileNetV3Large(const MobileNetV3Options& options = {});
 
 namespace mobilenet_v3 {
+using imagenet_utils::decode_predictions;
 using imagenet_utils::identity::preprocess_input;  // the models rescale their own inputs
 }  // namespace mobilenet_v3
 

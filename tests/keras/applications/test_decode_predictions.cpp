@@ -18,9 +18,7 @@
 
 #include <unistd.h>
 
-#include "keras/applications/decode_predictions.h"
-#include "keras/applications/inception_resnet_v2.h"
-#include "keras/applications/nasnet.h"
+#include "keras/keras.h"
 #include "tests/support/expect_error.h"
 
 using namespace keras;
@@ -82,6 +80,17 @@ TEST_F(DecodePredictions, TopClassesAsKeras) {
   // Every family module exports it, as Keras's do.
   EXPECT_EQ(applications::nasnet::decode_predictions(keras_preds(DType::float32), 3), keras);
   EXPECT_EQ(applications::inception_resnet_v2::decode_predictions(keras_preds(DType::float32), 3), keras);
+  namespace a = applications;
+  using Decode = std::vector<std::vector<DecodedPrediction>> (*)(const Tensor&, int64_t);
+  const std::initializer_list<Decode> families = {
+      &a::convnext::decode_predictions, &a::densenet::decode_predictions, &a::efficientnet::decode_predictions,
+      &a::efficientnet_v2::decode_predictions, &a::inception_v3::decode_predictions,
+      &a::mobilenet::decode_predictions, &a::mobilenet_v2::decode_predictions,
+      &a::mobilenet_v3::decode_predictions, &a::resnet::decode_predictions, &a::resnet50::decode_predictions,
+      &a::resnet_v2::decode_predictions, &a::vgg16::decode_predictions, &a::vgg19::decode_predictions,
+      &a::xception::decode_predictions};
+  for (Decode decode : families)
+    EXPECT_EQ((*decode)(keras_preds(DType::float32), 3), keras);
 }
 
 TEST_F(DecodePredictions, Float64ScoresKeepTheirPrecision) {
