@@ -38,7 +38,7 @@ int64_t layer_macs(const keras::LayerPtr& layer) {
   }
   // Each output element takes one multiply-add per kernel element of its output channel:
   // kh*kw*cin/groups for a convolution, kh*kw for a depthwise one, the input width for Dense.
-  keras::Shape kernel = weight_shape(*layer, kind == "DepthwiseConv2D" ? "depthwise_kernel" : "kernel");
+  keras::Shape kernel = weight_shape(*layer, "kernel");
   return out_elements * (product(kernel) / out.back());
 }
 

@@ -34,13 +34,14 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// shared/bench beside the repository this file was compiled from (CMake passes absolute paths).
-std::string default_bench_dir() {
-  return (fs::path(__FILE__).parent_path() / ".." / ".." / ".." / "shared" / "bench").lexically_normal().string();
-}
+// This program's source folder, where torchvision_bench.py lives (apps/CMakeLists.txt defines
+// KERAS_SOURCE_DIR).
+fs::path source_dir() { return fs::path(KERAS_SOURCE_DIR) / "apps" / "benchmark"; }
 
-// This program's source folder, where torchvision_bench.py lives.
-fs::path source_dir() { return fs::path(__FILE__).parent_path(); }
+// shared/bench beside the repository this program was compiled from.
+std::string default_bench_dir() {
+  return (source_dir() / ".." / ".." / ".." / "shared" / "bench").lexically_normal().string();
+}
 
 struct Options {
   std::string workload = "mlp";
@@ -337,9 +338,10 @@ int run_driver(const Options& o, const bench::Workload& w) {
     // Each side's GFLOP/s counts its own network's MACs (resnet50: torchvision's v1.5 has more).
     const double m = static_cast<double>(s == &ours ? macs : torch_macs);
     const double train_gflops = s->train() * 6 * m / 1e9, infer_gflops = s->infer() * 2 * m / 1e9;
-    std::printf("%-14s %16s %16s %12.1f %9.1f%% %12.1f %9.1f%% %14.1f\n", s->name.c_str(), rate_str(s->train()).c_str(),
-                rate_str(s->infer()).c_str(), train_gflops, 100 * ratio(train_gflops, peak), infer_gflops,
-                100 * ratio(infer_gflops, peak), s->rss());
+    std::printf("%-14s %16s %16s %12s %10s %12s %10s %14.1f\n", s->name.c_str(), rate_str(s->train()).c_str(),
+                rate_str(s->infer()).c_str(), fixed_or_dash(train_gflops, train).c_str(),
+                fixed_or_dash(100 * ratio(train_gflops, peak), train).c_str(), fixed_or_dash(infer_gflops, infer).c_str(),
+                fixed_or_dash(100 * ratio(infer_gflops, peak), infer).c_str(), s->rss());
     json side = {{"macs_per_sample", s == &ours ? macs : torch_macs}, {"peak_rss_mib", s->rss()}};
     if (train)
       side.update({{"train_samples_per_s", s->train()},
