@@ -139,7 +139,7 @@ std::vector<TensorSpec> backward_weights_shape(const std::vector<TensorSpec>& in
 bool fusable_with_grad(const std::string& act) {
   return act == "linear" || act == "relu" || act == "sigmoid" || act == "tanh" || act == "elu";
 }
-bool fusable_inference_only(const std::string& act) { return act == "gelu" || act == "swish"; }
+bool fusable_inference_only(const std::string& act) { return act == "gelu" || act == "swish" || act == "relu6"; }
 
 std::string canonical_activation(const std::string& name) {
   if (name.empty() || name == "None" || name == "none") return "linear";

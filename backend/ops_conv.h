@@ -49,7 +49,7 @@ std::pair<int64_t, int64_t> conv_pads(int64_t input, int64_t kernel, const std::
 // ---- the registered ops, explicit geometry ----
 // bias may be undefined. `activation` is fused into the kernel (oneDNN post-op) when it is
 // differentiable from the output (linear, relu, sigmoid, tanh, elu) or when no gradient is
-// recorded (gelu, swish); any other Keras activation runs after the convolution.
+// recorded (gelu, swish, relu6); any other Keras activation runs after the convolution.
 // oneDNN forward-training is used while a gradient is being recorded, forward-inference otherwise.
 Tensor conv2d_explicit(const Tensor& x, const Tensor& kernel, const Tensor& bias, const ConvParams& params,
                        const std::string& activation = "linear");

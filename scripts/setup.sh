@@ -14,7 +14,7 @@ packages=(
   dataset-fashion-mnist libstb-dev python3 python3-venv
   locales  # locale sources: the CSV test builds a decimal-comma locale from them
 )
-bench_packages=(python3-torch python3-numpy libopenblas0-openmp)
+bench_packages=(python3-torch python3-torchvision python3-numpy libopenblas0-openmp)
 
 for arg in "$@"; do
   case $arg in

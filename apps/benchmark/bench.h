@@ -1,9 +1,10 @@
 // Shared declarations of the side-by-side benchmark (apps/benchmark): the workload table, the
 // worker that measures our framework, and the in-process FMA peak.
 //
-// The workloads mirror /work/shared/bench/torch_models.py exactly (same layers, input, batch,
-// optimizer, loss); their FLOP counts follow torch_models.flops_info: MACs of the Dense/Conv
-// layers only, forward = 2 * MACs, training = 3 * forward.
+// The small workloads mirror /work/shared/bench/torch_models.py exactly (same layers, input,
+// batch, optimizer, loss); the ImageNet-size ones are torchvision's networks, timed on the PyTorch
+// side by apps/benchmark/torchvision_bench.py. FLOP counts follow torch_models.flops_info: MACs of
+// the Dense/Conv layers only (count_macs), forward = 2 * MACs, training = 3 * forward.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -21,13 +22,21 @@ struct Workload {
   keras::Shape input;       // without the batch axis (channels_last for images)
   int64_t batch;
   std::string optimizer;    // for the header only
-  int64_t macs_per_sample;  // from the layer sizes
+  int64_t classes = 10;     // labels are uniform in [0, classes)
+  // What is timed unless --mode says otherwise: "both", "train" or "infer".
+  std::string mode = "both";
+  // The PyTorch side: torch_bench.py of the shared bench dir, or a script of apps/benchmark.
+  std::string torch_script = "torch_bench.py";
+  bool torch_script_in_bench_dir = true;
   // A compiled model; empty while the workload is not implemented on our side.
   std::function<std::shared_ptr<keras::Model>()> build;
-
-  double fwd_flops_per_sample() const { return 2.0 * static_cast<double>(macs_per_sample); }
-  double train_flops_per_sample() const { return 6.0 * static_cast<double>(macs_per_sample); }
 };
+
+// Multiply-accumulates of one sample through the model's Conv1D/2D, DepthwiseConv2D,
+// SeparableConv2D and Dense layers (nested models included), as torch_models.count_macs counts
+// PyTorch's Conv2d/Linear: output elements x kernel elements per output channel. Needs a built
+// model with static spatial input extents.
+int64_t count_macs(const keras::Model& model);
 
 const std::vector<Workload>& workloads();
 // Throws std::invalid_argument naming the workload and listing the known/implemented ones.
@@ -47,13 +56,15 @@ struct TimingOptions {
 //    "train": {"samples_per_s_median", "samples_per_s_min", "samples_per_s_max", "cv",
 //              "repeats", "steps_per_repeat", "all"}, "infer": {...}, "peak_rss_mib"}
 // Returns the process exit code.
-int run_worker(const Workload& workload, const TimingOptions& timing);
+// `mode` ("both", "train" or "infer") says which of "train" and "infer" are timed and present.
+int run_worker(const Workload& workload, const TimingOptions& timing, const std::string& mode);
 
 // The hidden `--breakdown STEPS` mode: mean wall and CPU milliseconds of each phase of a
 // training step (forward, loss, backward, optimizer, metrics, as Model::train_step runs them),
-// then of whole train_on_batch and predict_on_batch calls, in this process. For finding where
-// a step's time goes; run it under `perf record` for the kernels.
-int run_breakdown(const Workload& workload, int steps);
+// then of whole train_on_batch and predict_on_batch calls, in this process, and the kernels per
+// op of the phased training steps, or of the predict_on_batch calls when `mode` is "infer". For
+// finding where a step's time goes; run it under `perf record` for the kernels.
+int run_breakdown(const Workload& workload, int steps, const std::string& mode);
 
 // Attainable FP32 FMA throughput with `threads` threads (best of a few short runs), in
 // GFLOP/s; `isa` receives "avx512", "avx2" or "none" (0 is returned for "none").

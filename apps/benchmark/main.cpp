@@ -5,14 +5,17 @@
 //
 // Each side runs in its own process so that its peak RSS is its own: ours is this program
 // re-executed with the hidden --worker flag (KERAS_NUM_THREADS set), torch is
-// `<bench-dir>/with_config.sh <config> <python> <bench-dir>/torch_bench.py ...`. Both print one
-// JSON line, parsed here. Prints a table, then one JSON line for scripts.
+// `<bench-dir>/with_config.sh <config> <python> <script> ...` with the workload's script:
+// <bench-dir>/torch_bench.py for the small workloads, apps/benchmark/torchvision_bench.py for the
+// torchvision networks. Both print one JSON line, parsed here. Prints a table, then one JSON line
+// for scripts.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -31,9 +34,13 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// shared/bench beside the repository this file was compiled from (CMake passes absolute paths).
+// This program's source folder, where torchvision_bench.py lives (apps/CMakeLists.txt defines
+// KERAS_SOURCE_DIR).
+fs::path source_dir() { return fs::path(KERAS_SOURCE_DIR) / "apps" / "benchmark"; }
+
+// shared/bench beside the repository this program was compiled from.
 std::string default_bench_dir() {
-  return (fs::path(__FILE__).parent_path() / ".." / ".." / ".." / "shared" / "bench").lexically_normal().string();
+  return (source_dir() / ".." / ".." / ".." / "shared" / "bench").lexically_normal().string();
 }
 
 struct Options {
@@ -46,20 +53,24 @@ struct Options {
   std::string config = "auto";  // tuned where the CPU has AVX-512, else openblas + tuned malloc
   std::string wait_policy;       // OMP_WAIT_POLICY for both sides; empty = inherited
   std::string side = "both";  // both | ours | torch
+  std::string mode;           // both | train | infer; empty: the workload's
   double peak_seconds = 0.3;
   bool worker = false;
   int breakdown_steps = 0;
 };
 
 const char* kUsage =
-    "usage: benchmark [--workload mlp|cnn|resnet] [--rounds N] [--threads N] [--repeats N]\n"
+    "usage: benchmark [--workload mlp|cnn|resnet|mobilenet_v2|mobilenet_v2_b1|resnet50] [--rounds N]\n"
+    "                 [--mode both|train|infer] [--threads N] [--repeats N]\n"
     "                 [--warmup N] [--min-time S] [--bench-dir DIR] [--python PATH]\n"
     "                 [--config stock|openblas|openblas-skx|tuned] [--side both|ours|torch]\n"
     "                 [--omp-wait-policy passive|active] [--peak-seconds S]\n"
     "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step and its kernels per op, ours only)\n"
     "Runs our framework and PyTorch (torch_bench.py) interleaved, --rounds times each, and\n"
     "reports medians, ratios ours/torch, train GFLOP/s against the measured FMA peak and each\n"
-    "side's peak RSS. --repeats/--warmup/--min-time are passed to both sides (torch_bench's\n"
+    "side's peak RSS. --mode picks what is timed; default: the workload's (both, except\n"
+    "mobilenet_v2 and mobilenet_v2_b1: infer, resnet50: train).\n"
+    "--repeats/--warmup/--min-time are passed to both sides (torch_bench's\n"
     "defaults: 5, 10, 2.0). --config auto = tuned where the CPU has AVX-512 (tuned forces\n"
     "OpenBLAS's SKYLAKEX kernels, which die with SIGILL elsewhere), else openblas with tuned's\n"
     "malloc settings. --omp-wait-policy sets OMP_WAIT_POLICY for BOTH sides: on a machine shared\n"
@@ -96,6 +107,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--python") o.python = value(i);
     else if (a == "--config") o.config = value(i);
     else if (a == "--side") o.side = value(i);
+    else if (a == "--mode") o.mode = value(i);
     else if (a == "--omp-wait-policy") o.wait_policy = value(i);
     else if (a == "--peak-seconds") o.peak_seconds = number(i, 0.01);
     else if (a == "--worker") o.worker = true;
@@ -104,6 +116,8 @@ Options parse(int argc, char** argv) {
     else usage_error("unknown argument '" + a + "'");
   }
   if (o.side != "both" && o.side != "ours" && o.side != "torch") usage_error("--side: expected both, ours or torch, got '" + o.side + "'");
+  if (!o.mode.empty() && o.mode != "both" && o.mode != "train" && o.mode != "infer")
+    usage_error("--mode: expected both, train or infer, got '" + o.mode + "'");
   if (!o.wait_policy.empty() && o.wait_policy != "passive" && o.wait_policy != "active")
     usage_error("--omp-wait-policy: expected passive or active, got '" + o.wait_policy + "'");
   if (o.config == "auto") {
@@ -179,11 +193,18 @@ void check_exit(const ChildResult& r, const std::string& who, const std::string&
 }
 
 struct Sample {
-  double train = 0, infer = 0, rss_mib = 0;
+  double train = 0, infer = 0, rss_mib = 0;  // 0: the phase was not timed
+  int64_t macs_per_sample = 0;               // the torch side's own count
 };
+
+// samples_per_s_median of `phase` in a side's JSON line; 0 when that phase was not timed.
+double phase_rate(const json& j, const char* phase) {
+  return j.contains(phase) ? j[phase]["samples_per_s_median"].get<double>() : 0.0;
+}
 
 Sample run_ours(const Options& o) {
   std::vector<std::string> args = {fs::read_symlink("/proc/self/exe").string(), "--worker", "--workload", o.workload,
+                                   "--mode", o.mode,
                                    "--repeats", std::to_string(o.timing.repeats), "--warmup",
                                    std::to_string(o.timing.warmup), "--min-time", std::to_string(o.timing.min_time)};
   std::string t = std::to_string(o.threads);
@@ -192,15 +213,16 @@ Sample run_ours(const Options& o) {
   ChildResult r = run_child(args, env);
   check_exit(r, "our worker", "Run it alone with --worker to see why.");
   json j = last_json_line(r.out, "our worker");
-  return {j["train"]["samples_per_s_median"], j["infer"]["samples_per_s_median"], j["peak_rss_mib"]};
+  return {phase_rate(j, "train"), phase_rate(j, "infer"), j["peak_rss_mib"]};
 }
 
-Sample run_torch(const Options& o, double peak_gflops) {
+Sample run_torch(const Options& o, const bench::Workload& w, double peak_gflops) {
   fs::path dir(o.bench_dir);
+  const fs::path script = w.torch_script_in_bench_dir ? dir / w.torch_script : source_dir() / w.torch_script;
   // "openblas+malloc": the tuned config minus the AVX-512 core type, for CPUs without AVX-512.
   const bool plus_malloc = o.config == "openblas+malloc";
   std::vector<std::string> args = {(dir / "with_config.sh").string(), plus_malloc ? "openblas" : o.config, o.python,
-                                   (dir / "torch_bench.py").string(), "--workload", o.workload,
+                                   script.string(), "--workload", o.workload, "--mode", o.mode,
                                    "--threads", std::to_string(o.threads), "--repeats", std::to_string(o.timing.repeats),
                                    "--warmup", std::to_string(o.timing.warmup), "--min-time",
                                    std::to_string(o.timing.min_time)};
@@ -212,15 +234,15 @@ Sample run_torch(const Options& o, double peak_gflops) {
   if (!o.wait_policy.empty()) env.emplace_back("OMP_WAIT_POLICY", o.wait_policy);
   ChildResult r = run_child(args, env);
   if (WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGILL)
-    throw std::runtime_error("torch_bench.py (" + o.config + "): illegal instruction. The tuned and openblas-skx configs "
+    throw std::runtime_error(w.torch_script + " (" + o.config + "): illegal instruction. The tuned and openblas-skx configs "
                              "need AVX-512 (OPENBLAS_CORETYPE=SKYLAKEX); use --config auto or openblas.");
-  check_exit(r, "torch_bench.py (" + o.config + ")",
-             "Needs " + o.python + " with torch: apt-get install -y python3-torch python3-numpy libopenblas0-openmp; "
-             "or point --bench-dir at shared/bench.");
-  json j = last_json_line(r.out, "torch_bench.py");
+  check_exit(r, w.torch_script + " (" + o.config + ")",
+             "Needs " + o.python + " with torch (and torchvision for the torchvision networks): scripts/setup.sh "
+             "--bench; or point --bench-dir at shared/bench.");
+  json j = last_json_line(r.out, w.torch_script);
   // ru_maxrss of a waited-for child is in KiB, like RUSAGE_SELF.
-  return {j["train"]["samples_per_s_median"], j["infer"]["samples_per_s_median"],
-          static_cast<double>(r.usage.ru_maxrss) / 1024.0};
+  return {phase_rate(j, "train"), phase_rate(j, "infer"), static_cast<double>(r.usage.ru_maxrss) / 1024.0,
+          j["flops"]["macs_per_sample"].get<int64_t>()};
 }
 
 double median(std::vector<double> v) {
@@ -256,17 +278,30 @@ double load_average() {
   return getloadavg(l, 1) == 1 ? l[0] : -1;
 }
 
+// `value` with `decimals` decimals, or "-" for a phase that was not timed.
+std::string fixed_or_dash(double value, bool timed, int decimals = 1) {
+  if (!timed) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
+}
+std::string rate_str(double rate) { return fixed_or_dash(rate, rate > 0); }
+
 int run_driver(const Options& o, const bench::Workload& w) {
   std::string isa;
   double peak = bench::measure_fma_peak_gflops(o.threads, o.peak_seconds, isa);
-  const double train_flops = w.train_flops_per_sample();
-  std::printf("workload %s: %s | input %s | batch %lld | %s | cross-entropy on logits\n", w.name.c_str(),
+  const bool train = o.mode != "infer", infer = o.mode != "train";
+  // MACs of our model as built; the torch side reports its own network's count.
+  const int64_t macs = bench::count_macs(*w.build());
+  std::printf("workload %s: %s | input %s | batch %lld | %s | cross-entropy on logits | timed: %s\n", w.name.c_str(),
               w.description.c_str(), keras::shape_str(w.input).c_str(), static_cast<long long>(w.batch),
-              w.optimizer.c_str());
+              w.optimizer.c_str(), o.mode.c_str());
   const double load_before = load_average();
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const std::string policy = o.wait_policy.empty() ? "inherited" : o.wait_policy;
-  std::printf("train %.2f MFLOP/sample | %d threads per side | FMA peak %.1f GFLOP/s (%s, %d threads)\n", train_flops / 1e6,
+  std::printf("%.2f MMAC/sample (train %.2f MFLOP, infer %.2f MFLOP) | %d threads per side | FMA peak %.1f GFLOP/s "
+              "(%s, %d threads)\n",
+              static_cast<double>(macs) / 1e6, 6e-6 * static_cast<double>(macs), 2e-6 * static_cast<double>(macs),
               o.threads, peak, isa.c_str(), o.threads);
   std::printf("torch config %s | OMP_WAIT_POLICY %s | load average %.2f on %ld cores\n", o.config.c_str(),
               policy.c_str(), load_before, cores);
@@ -278,12 +313,15 @@ int run_driver(const Options& o, const bench::Workload& w) {
   std::fflush(stdout);
 
   Side ours{"ours", o.side != "torch", {}}, torch{"torch", o.side != "ours", {}};
+  int64_t torch_macs = macs;
   for (int round = 1; round <= o.rounds; ++round) {
     for (Side* s : {&ours, &torch}) {
       if (!s->enabled) continue;
-      Sample x = s == &ours ? run_ours(o) : run_torch(o, peak);
+      Sample x = s == &ours ? run_ours(o) : run_torch(o, w, peak);
+      if (s == &torch) torch_macs = x.macs_per_sample;
       s->rounds.push_back(x);
-      std::printf("%-6d %-6s %16.0f %16.0f %14.1f\n", round, s->name.c_str(), x.train, x.infer, x.rss_mib);
+      std::printf("%-6d %-6s %16s %16s %14.1f\n", round, s->name.c_str(), rate_str(x.train).c_str(),
+                  rate_str(x.infer).c_str(), x.rss_mib);
       std::fflush(stdout);
     }
   }
@@ -292,30 +330,40 @@ int run_driver(const Options& o, const bench::Workload& w) {
   std::string isa_end;
   peak = std::max(peak, bench::measure_fma_peak_gflops(o.threads, o.peak_seconds, isa_end));
   std::printf("\nFMA peak (best of start and end) %.1f GFLOP/s; load average now %.2f\n", peak, load_average());
-  std::printf("%-14s %16s %16s %12s %10s %14s\n", "median", "train samples/s", "infer samples/s", "train GFLOP/s",
-              "% of peak", "peak RSS MiB");
+  std::printf("%-14s %16s %16s %12s %10s %12s %10s %14s\n", "median", "train samples/s", "infer samples/s",
+              "train GFLOP/s", "% of peak", "infer GFLOP/s", "% of peak", "peak RSS MiB");
   json sides;
   for (const Side* s : {&ours, &torch}) {
     if (!s->enabled) continue;
-    double gflops = s->train() * train_flops / 1e9;
-    std::printf("%-14s %16.0f %16.0f %12.1f %9.1f%% %14.1f\n", s->name.c_str(), s->train(), s->infer(), gflops,
-                100 * ratio(gflops, peak), s->rss());
-    sides[s->name] = {{"train_samples_per_s", s->train()},
-                      {"infer_samples_per_s", s->infer()},
-                      {"train_gflops", gflops},
-                      {"frac_fma_peak_train", ratio(gflops, peak)},
-                      {"infer_gflops", s->infer() * w.fwd_flops_per_sample() / 1e9},
-                      {"peak_rss_mib", s->rss()},
-                      {"train_rounds", s->collect(&Sample::train)},
-                      {"infer_rounds", s->collect(&Sample::infer)}};
+    // Each side's GFLOP/s counts its own network's MACs (resnet50: torchvision's v1.5 has more).
+    const double m = static_cast<double>(s == &ours ? macs : torch_macs);
+    const double train_gflops = s->train() * 6 * m / 1e9, infer_gflops = s->infer() * 2 * m / 1e9;
+    std::printf("%-14s %16s %16s %12s %10s %12s %10s %14.1f\n", s->name.c_str(), rate_str(s->train()).c_str(),
+                rate_str(s->infer()).c_str(), fixed_or_dash(train_gflops, train).c_str(),
+                fixed_or_dash(100 * ratio(train_gflops, peak), train).c_str(), fixed_or_dash(infer_gflops, infer).c_str(),
+                fixed_or_dash(100 * ratio(infer_gflops, peak), infer).c_str(), s->rss());
+    json side = {{"macs_per_sample", s == &ours ? macs : torch_macs}, {"peak_rss_mib", s->rss()}};
+    if (train)
+      side.update({{"train_samples_per_s", s->train()},
+                   {"train_gflops", train_gflops},
+                   {"frac_fma_peak_train", ratio(train_gflops, peak)},
+                   {"train_rounds", s->collect(&Sample::train)}});
+    if (infer)
+      side.update({{"infer_samples_per_s", s->infer()},
+                   {"infer_gflops", infer_gflops},
+                   {"frac_fma_peak_infer", ratio(infer_gflops, peak)},
+                   {"infer_rounds", s->collect(&Sample::infer)}});
+    sides[s->name] = side;
   }
   json out = {{"bench", "ours_vs_torch"},
               {"workload", w.name},
               {"batch", w.batch},
+              {"mode", o.mode},
               {"threads", o.threads},
               {"rounds", o.rounds},
               {"torch_config", o.config},
-              {"train_flops_per_sample", train_flops},
+              {"macs_per_sample", macs},
+              {"train_flops_per_sample", 6.0 * static_cast<double>(macs)},
               {"fma_peak_gflops", peak},
               {"fma_isa", isa},
               {"omp_wait_policy", policy},
@@ -324,19 +372,31 @@ int run_driver(const Options& o, const bench::Workload& w) {
   for (const auto& [name, v] : sides.items()) out[name] = v;
   // Rounds that disagree wildly mean the figures measure the scheduler more than the code.
   for (const Side* s : {&ours, &torch}) {
-    std::vector<double> t = s->collect(&Sample::train);
-    if (t.size() < 2) continue;
-    auto [lo, hi] = std::minmax_element(t.begin(), t.end());
-    if (*hi > 1.5 * *lo)
-      std::printf("warning: %s's train rounds range %.0f..%.0f samples/s (> 1.5x apart): the machine is busy%s\n",
-                  s->name.c_str(), *lo, *hi,
-                  o.wait_policy.empty() ? "; try --omp-wait-policy passive (OpenMP spin-waiting under contention)" : "");
+    for (auto [phase, field] : {std::pair{"train", &Sample::train}, std::pair{"infer", &Sample::infer}}) {
+      std::vector<double> t = s->collect(field);
+      if (t.size() < 2 || t.front() <= 0) continue;
+      auto [lo, hi] = std::minmax_element(t.begin(), t.end());
+      if (*hi > 1.5 * *lo)
+        std::printf("warning: %s's %s rounds range %.1f..%.1f samples/s (> 1.5x apart): the machine is busy%s\n",
+                    s->name.c_str(), phase, *lo, *hi,
+                    o.wait_policy.empty() ? "; try --omp-wait-policy passive (OpenMP spin-waiting under contention)" : "");
+    }
   }
   if (ours.enabled && torch.enabled) {
     double rt = ratio(ours.train(), torch.train()), ri = ratio(ours.infer(), torch.infer());
-    std::printf("%-14s %16.3f %16.3f\n", "ours/torch", rt, ri);
-    out["ratio_train"] = rt;
-    out["ratio_infer"] = ri;
+    std::printf("%-14s %16s %16s\n", "ours/torch", fixed_or_dash(rt, train, 3).c_str(), fixed_or_dash(ri, infer, 3).c_str());
+    if (train) out["ratio_train"] = rt;
+    if (infer) out["ratio_infer"] = ri;
+    // Networks of different size (torchvision's resnet50 is v1.5): the ratio of FLOP rates too.
+    const double flop_scale = static_cast<double>(macs) / static_cast<double>(torch_macs);
+    if (std::abs(flop_scale - 1) > 0.005) {
+      std::printf("%-14s %16s %16s   (MACs/sample: ours %.3f G, torch %.3f G)\n", "  per FLOP",
+                  fixed_or_dash(rt * flop_scale, train, 3).c_str(), fixed_or_dash(ri * flop_scale, infer, 3).c_str(),
+                  1e-9 * static_cast<double>(macs), 1e-9 * static_cast<double>(torch_macs));
+      out["torch_macs_per_sample"] = torch_macs;
+      if (train) out["ratio_train_per_flop"] = rt * flop_scale;
+      if (infer) out["ratio_infer_per_flop"] = ri * flop_scale;
+    }
   }
   std::printf("%s\n", out.dump().c_str());
   return 0;
@@ -348,8 +408,9 @@ int main(int argc, char** argv) {
   Options o = parse(argc, argv);
   try {
     const bench::Workload& w = bench::find_workload(o.workload);
-    if (o.worker) return bench::run_worker(w, o.timing);
-    if (o.breakdown_steps > 0) return bench::run_breakdown(w, o.breakdown_steps);
+    if (o.mode.empty()) o.mode = w.mode;
+    if (o.worker) return bench::run_worker(w, o.timing, o.mode);
+    if (o.breakdown_steps > 0) return bench::run_breakdown(w, o.breakdown_steps, o.mode);
     return run_driver(o, w);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "benchmark: %s\n", e.what());

@@ -13,41 +13,14 @@
 
 #include "backend/op_profile.h"
 #include "bench.h"
+#include "keras/applications/mobilenet_v2.h"
+#include "keras/applications/resnet.h"
 #include "keras/applications/resnet20.h"
 
 namespace bench {
 namespace {
 
 namespace k = keras;
-
-// MACs of a Dense stack in -> units[0] -> units[1] ...
-int64_t dense_macs(int64_t in, std::initializer_list<int64_t> units) {
-  int64_t macs = 0;
-  for (int64_t u : units) macs += in * u, in = u;
-  return macs;
-}
-
-// MACs of a 'valid' or 'same' conv producing an (h, w, cout) output from cin channels.
-int64_t conv_macs(int64_t h, int64_t w, int64_t cout, int64_t cin, int64_t kh, int64_t kw) {
-  return h * w * cout * cin * kh * kw;
-}
-
-// ResNet-20 for 32x32x3 (torch_models.resnet20): stem, 3 stages x 3 basic blocks, 1x1 strided
-// shortcut convs where the shape changes, Dense 10.
-int64_t resnet20_macs() {
-  int64_t macs = conv_macs(32, 32, 16, 3, 3, 3);
-  int64_t cin = 16, hw = 32;
-  for (auto [cout, stride] : {std::pair<int64_t, int64_t>{16, 1}, {32, 2}, {64, 2}}) {
-    for (int b = 0; b < 3; ++b) {
-      int64_t s = b == 0 ? stride : 1;
-      hw /= s;
-      macs += conv_macs(hw, hw, cout, cin, 3, 3) + conv_macs(hw, hw, cout, cout, 3, 3);
-      if (s != 1 || cin != cout) macs += conv_macs(hw, hw, cout, cin, 1, 1);
-      cin = cout;
-    }
-  }
-  return macs + dense_macs(64, {10});
-}
 
 // The loss torch_bench.py uses: CrossEntropyLoss on logits.
 void compile_for_benchmark(k::Model& model) {
@@ -88,6 +61,26 @@ std::shared_ptr<k::Model> build_resnet() {
   return model;
 }
 
+// torchvision_bench.py trains its networks with SGD 0.01, momentum 0.9 (ImageNet's usual
+// momentum; a smaller rate than ResNet-20's because the batches are small).
+void compile_imagenet(k::Model& model) {
+  model.compile({.optimizer = k::optimizers::SGD({.learning_rate = 0.01, .momentum = 0.9}),
+                 .loss = k::losses::SparseCategoricalCrossentropy({.from_logits = true})});
+}
+
+// Logits, like torchvision's classifiers.
+std::shared_ptr<k::Model> build_mobilenet_v2() {
+  auto model = k::applications::MobileNetV2({.input_shape = {224, 224, 3}, .classifier_activation = "linear"});
+  compile_imagenet(*model);
+  return model;
+}
+
+std::shared_ptr<k::Model> build_resnet50() {
+  auto model = k::applications::ResNet50({.input_shape = {224, 224, 3}, .classifier_activation = "linear"});
+  compile_imagenet(*model);
+  return model;
+}
+
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -95,7 +88,7 @@ struct Batch {
   k::Tensor x, y;
 };
 
-// 8 batches of N(0, 1) inputs and uniform labels in [0, 10), as torch_bench.make_pool.
+// 8 batches of N(0, 1) inputs and uniform labels in [0, classes), as torch_bench.make_pool.
 std::vector<Batch> make_pool(const Workload& w, int n = 8) {
   k::Generator gen(1234);
   std::vector<Batch> pool;
@@ -103,10 +96,10 @@ std::vector<Batch> make_pool(const Workload& w, int n = 8) {
   shape.insert(shape.end(), w.input.begin(), w.input.end());
   for (int i = 0; i < n; ++i) {
     k::Tensor x = k::random::normal(shape, 0.0, 1.0, gen);
-    k::Tensor u = k::random::uniform({w.batch}, 0.0, 10.0, gen);
+    k::Tensor u = k::random::uniform({w.batch}, 0.0, static_cast<double>(w.classes), gen);
     std::vector<int32_t> labels(static_cast<size_t>(w.batch));
     for (int64_t j = 0; j < w.batch; ++j)
-      labels[static_cast<size_t>(j)] = std::min(9, static_cast<int>(u.data<float>()[j]));
+      labels[static_cast<size_t>(j)] = std::min(static_cast<int>(w.classes) - 1, static_cast<int>(u.data<float>()[j]));
     pool.push_back({x, k::Tensor::from_vector(labels, {w.batch})});
   }
   return pool;
@@ -146,14 +139,27 @@ nlohmann::json timed(Step&& step, const std::vector<Batch>& pool, int64_t batch,
 
 const std::vector<Workload>& workloads() {
   static const std::vector<Workload> table = {
-      {"mlp", "Dense 512 relu, Dense 512 relu, Dense 10 (logits)", {784}, 128, "Adam 1e-3",
-       dense_macs(784, {512, 512, 10}), build_mlp},
-      {"cnn", "Conv2D 32 3x3 relu, Conv2D 64 3x3 relu, MaxPool 2, Flatten, Dense 128 relu, Dense 10",
-       {28, 28, 1}, 128, "Adam 1e-3",
-       conv_macs(26, 26, 32, 1, 3, 3) + conv_macs(24, 24, 64, 32, 3, 3) + dense_macs(12 * 12 * 64, {128, 10}),
-       build_cnn},
-      {"resnet", "ResNet-20 (3 stages x 3 basic blocks, 16/32/64 filters, BatchNorm)", {32, 32, 3}, 64,
-       "SGD 0.1, momentum 0.9", resnet20_macs(), build_resnet},
+      {.name = "mlp", .description = "Dense 512 relu, Dense 512 relu, Dense 10 (logits)", .input = {784}, .batch = 128,
+       .optimizer = "Adam 1e-3", .build = build_mlp},
+      {.name = "cnn",
+       .description = "Conv2D 32 3x3 relu, Conv2D 64 3x3 relu, MaxPool 2, Flatten, Dense 128 relu, Dense 10",
+       .input = {28, 28, 1}, .batch = 128, .optimizer = "Adam 1e-3", .build = build_cnn},
+      {.name = "resnet", .description = "ResNet-20 (3 stages x 3 basic blocks, 16/32/64 filters, BatchNorm)",
+       .input = {32, 32, 3}, .batch = 64, .optimizer = "SGD 0.1, momentum 0.9", .build = build_resnet},
+      // The ImageNet-size networks against torchvision's: MobileNetV2 for inference, ResNet50 for
+      // training (torchvision's resnet50 is v1.5, stride 2 in the 3x3 convolutions, 6% more MACs
+      // than Keras's v1, stride 2 in the first 1x1: the driver reports the per-FLOP ratio too).
+      {.name = "mobilenet_v2", .description = "MobileNetV2 alpha 1.0 (torchvision mobilenet_v2), logits",
+       .input = {224, 224, 3}, .batch = 32, .optimizer = "SGD 0.01, momentum 0.9", .classes = 1000,
+       .mode = "infer", .torch_script = "torchvision_bench.py", .torch_script_in_bench_dir = false,
+       .build = build_mobilenet_v2},
+      {.name = "mobilenet_v2_b1", .description = "MobileNetV2 alpha 1.0 (torchvision mobilenet_v2), logits",
+       .input = {224, 224, 3}, .batch = 1, .optimizer = "SGD 0.01, momentum 0.9", .classes = 1000,
+       .mode = "infer", .torch_script = "torchvision_bench.py", .torch_script_in_bench_dir = false,
+       .build = build_mobilenet_v2},
+      {.name = "resnet50", .description = "ResNet50 (torchvision resnet50), logits", .input = {224, 224, 3},
+       .batch = 16, .optimizer = "SGD 0.01, momentum 0.9", .classes = 1000, .mode = "train",
+       .torch_script = "torchvision_bench.py", .torch_script_in_bench_dir = false, .build = build_resnet50},
   };
   return table;
 }
@@ -174,14 +180,16 @@ const Workload& find_workload(const std::string& name) {
   throw std::invalid_argument("--workload: expected one of " + known + ", got '" + name + "'.");
 }
 
-int run_worker(const Workload& w, const TimingOptions& timing) {
+int run_worker(const Workload& w, const TimingOptions& timing, const std::string& mode) {
   k::utils::set_random_seed(0);
   std::shared_ptr<k::Model> model = w.build();
   std::vector<Batch> pool = make_pool(w);
 
   nlohmann::json out = {{"side", "ours"}, {"workload", w.name}, {"batch", w.batch}, {"threads", k::num_threads()}};
-  out["train"] = timed([&](const Batch& b) { model->train_on_batch(b.x, b.y); }, pool, w.batch, timing);
-  out["infer"] = timed([&](const Batch& b) { model->predict_on_batch(b.x); }, pool, w.batch, timing);
+  if (mode != "infer")
+    out["train"] = timed([&](const Batch& b) { model->train_on_batch(b.x, b.y); }, pool, w.batch, timing);
+  if (mode != "train")
+    out["infer"] = timed([&](const Batch& b) { model->predict_on_batch(b.x); }, pool, w.batch, timing);
 
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -191,11 +199,16 @@ int run_worker(const Workload& w, const TimingOptions& timing) {
   return 0;
 }
 
-int run_breakdown(const Workload& w, int steps) {
+int run_breakdown(const Workload& w, int steps, const std::string& mode) {
   k::utils::set_random_seed(0);
   std::shared_ptr<k::Model> model = w.build();
   std::vector<Batch> pool = make_pool(w);
-  for (int i = 0; i < 5; ++i) model->train_on_batch(pool[static_cast<size_t>(i) % pool.size()].x, pool[0].y);
+  const bool training = mode != "infer";  // else only predict_on_batch is timed and profiled
+  for (int i = 0; i < 5; ++i) {
+    const Batch& b = pool[static_cast<size_t>(i) % pool.size()];
+    if (training) model->train_on_batch(b.x, b.y);
+    else model->predict_on_batch(b.x);
+  }
 
   // Wall and process-CPU time of each phase; CPU above wall x threads means spinning threads.
   struct Phase {
@@ -215,51 +228,57 @@ int run_breakdown(const Workload& w, int steps) {
     phases[p].wall += seconds_since(w0);
     phases[p].cpu += cpu_now() - c0;
   };
-  // The phases of Model::train_step (keras/models/trainer.cpp), through the public API; the kernels
-  // of these steps are timed per op (backend/op_profile.h).
   k::reset_op_profile();
-  k::set_op_profiling(true);
-  for (int s = 0; s < steps; ++s) {
-    const Batch& b = pool[static_cast<size_t>(s) % pool.size()];
-    std::vector<k::Variable> vars = model->trainable_weights();
-    k::TensorList sources;
-    for (const auto& v : vars) sources.push_back(v.value());
-    k::Tensor y_pred, loss;
-    k::TensorList grads;
-    {
-      k::GradientTape tape;
-      timed_phase(0, [&] { y_pred = (*model)(b.x, k::CallArgs{.training = true}); });
-      timed_phase(1, [&] {
-        loss = (*model->loss())(b.y, y_pred);
-        for (const auto& r : model->regularization_losses()) loss = k::ops::add(loss, r);
+  if (training) {
+    // The phases of Model::train_step (keras/models/trainer.cpp), through the public API; the
+    // kernels of these steps are timed per op (backend/op_profile.h).
+    k::set_op_profiling(true);
+    for (int s = 0; s < steps; ++s) {
+      const Batch& b = pool[static_cast<size_t>(s) % pool.size()];
+      std::vector<k::Variable> vars = model->trainable_weights();
+      k::TensorList sources;
+      for (const auto& v : vars) sources.push_back(v.value());
+      k::Tensor y_pred, loss;
+      k::TensorList grads;
+      {
+        k::GradientTape tape;
+        timed_phase(0, [&] { y_pred = (*model)(b.x, k::CallArgs{.training = true}); });
+        timed_phase(1, [&] {
+          loss = (*model->loss())(b.y, y_pred);
+          for (const auto& r : model->regularization_losses()) loss = k::ops::add(loss, r);
+        });
+        timed_phase(2, [&] { grads = tape.gradient(loss, sources); });
+      }
+      timed_phase(3, [&] { model->optimizer()->apply(grads, vars); });
+      timed_phase(4, [&] {
+        k::NoGradGuard no_grad;
+        for (const auto& m : model->metrics()) m->update_state(b.y, y_pred.detach());
       });
-      timed_phase(2, [&] { grads = tape.gradient(loss, sources); });
     }
-    timed_phase(3, [&] { model->optimizer()->apply(grads, vars); });
-    timed_phase(4, [&] {
-      k::NoGradGuard no_grad;
-      for (const auto& m : model->metrics()) m->update_state(b.y, y_pred.detach());
-    });
+    k::set_op_profiling(false);
+    for (int s = 0; s < steps; ++s) {
+      const Batch& b = pool[static_cast<size_t>(s) % pool.size()];
+      timed_phase(5, [&] { model->train_on_batch(b.x, b.y); });
+    }
   }
-  k::set_op_profiling(false);
-  for (int s = 0; s < steps; ++s) {
-    const Batch& b = pool[static_cast<size_t>(s) % pool.size()];
-    timed_phase(5, [&] { model->train_on_batch(b.x, b.y); });
-  }
+  k::set_op_profiling(!training);
   for (int s = 0; s < steps; ++s) timed_phase(6, [&] { model->predict_on_batch(pool[static_cast<size_t>(s) % pool.size()].x); });
+  k::set_op_profiling(false);
 
   std::printf("workload %s, batch %lld, %d threads, %d steps: mean ms per step\n", w.name.c_str(),
               static_cast<long long>(w.batch), k::num_threads(), steps);
   std::printf("%-18s %10s %10s\n", "phase", "wall ms", "cpu ms");
   for (const Phase& p : phases) {
+    if (p.wall == 0) continue;
     if (std::string(p.name) == "train_on_batch") std::printf("%-18s %10s %10s\n", "--", "", "");
     std::printf("%-18s %10.3f %10.3f\n", p.name, 1e3 * p.wall / steps, 1e3 * p.cpu / steps);
   }
-  // Per-op kernel wall time of the phased steps (forward to metrics), most first.
+  // Per-op kernel wall time of the profiled steps, most first.
   std::vector<k::OpProfileEntry> ops = k::op_profile();
   double total = 0;
   for (const auto& e : ops) total += e.seconds;
-  std::printf("\nkernels of the phased steps: %.3f ms (wall) per step in all; per step:\n", 1e3 * total / steps);
+  std::printf("\nkernels of the %s: %.3f ms (wall) per step in all; per step:\n",
+              training ? "phased steps (forward to metrics)" : "predict_on_batch calls", 1e3 * total / steps);
   std::printf("%-28s %-22s %7s %10s %10s %7s\n", "op", "first input", "calls", "wall ms", "cpu ms", "share");
   for (const auto& e : ops) {
     if (e.seconds < 0.002 * total) continue;

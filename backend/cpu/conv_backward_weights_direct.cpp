@@ -160,7 +160,8 @@ std::vector<std::vector<Tile>> assign(std::vector<Tile> tiles, int threads) {
 
 bool conv2d_backward_weights_direct_supported(const Shape& kernel_shape, const ConvParams& params) {
   return conv_direct_available() && kernel_shape.size() == 4 && params.groups > 0 &&
-         kernel_shape[3] % params.groups == 0 && (kernel_shape[3] / params.groups) % 8 == 0;
+         kernel_shape[3] % params.groups == 0 && (kernel_shape[3] / params.groups) % 8 == 0 &&
+         kernel_shape[2] <= kDirectMaxChannels && kernel_shape[3] / params.groups <= kDirectMaxChannels;
 }
 
 void conv2d_backward_weights_direct(const float* x, const Shape& xs, const float* dy, const Shape& ys, float* dk,

@@ -16,13 +16,18 @@
 
 namespace keras::cpu {
 
+// The largest channel count (in or out, per group) the direct kernels take: beyond it oneDNN's
+// blocked AVX-512 kernels reuse more per load and win.
+inline constexpr int64_t kDirectMaxChannels = 64;
+
 // True when conv2d_direct handles the problem: the CPU has AVX2 and FMA, strides 1, groups 1,
 // 8 to 64 input channels (fewer leave the inner loop too short; more run faster in oneDNN), the
 // outputs a multiple of 8, and the activation "linear" or "relu". KERAS_CONV_DIRECT=0 in the environment, or
 // set_conv_direct(false), turns all direct kernels off (oneDNN runs instead).
 bool conv2d_direct_supported(const Shape& kernel_shape, const ConvParams& params, const std::string& activation);
 // True when conv2d_backward_data_direct handles the problem: AVX2 and FMA, strides 1, groups 1,
-// and the input's channels (the kernel's third extent) a multiple of 8.
+// the input's channels (the kernel's third extent) a multiple of 8, and both channel counts at
+// most kDirectMaxChannels.
 bool conv2d_backward_data_direct_supported(const Shape& kernel_shape, const ConvParams& params);
 // The switch of every direct convolution kernel (this file's and conv_backward_weights_direct.h's).
 void set_conv_direct(bool enabled);

@@ -65,15 +65,16 @@ cpu::KeyBuilder key_of(const std::string& op, const Problem& pr) {
   return key;
 }
 
-dnnl::algorithm eltwise_alg(const std::string& act, float& alpha) {
-  alpha = 0.f;
+dnnl::algorithm eltwise_alg(const std::string& act, float& alpha, float& beta) {
+  alpha = beta = 0.f;
   if (act == "relu") return dnnl::algorithm::eltwise_relu;
+  if (act == "relu6") return beta = 6.f, dnnl::algorithm::eltwise_clip_v2;
   if (act == "sigmoid") return dnnl::algorithm::eltwise_logistic;
   if (act == "tanh") return dnnl::algorithm::eltwise_tanh;
   if (act == "elu") return alpha = 1.f, dnnl::algorithm::eltwise_elu;
   if (act == "gelu") return dnnl::algorithm::eltwise_gelu_erf;
   if (act == "swish") return alpha = 1.f, dnnl::algorithm::eltwise_swish;
-  fail<ValueError>("conv2d", "a fusable activation (linear, relu, sigmoid, tanh, elu, gelu, swish)", "'" + act + "'");
+  fail<ValueError>("conv2d", "a fusable activation (linear, relu, relu6, sigmoid, tanh, elu, gelu, swish)", "'" + act + "'");
 }
 
 dnnl::convolution_forward::primitive_desc forward_pd(const Problem& pr, dnnl::prop_kind prop, bool with_bias,
@@ -87,10 +88,10 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Problem& pr, dnnl::pr
                                                        pad_r(pr.p));
   dnnl::primitive_attr attr;
   if (act != "linear") {
-    float alpha;
-    dnnl::algorithm alg = eltwise_alg(act, alpha);
+    float alpha, beta;
+    dnnl::algorithm alg = eltwise_alg(act, alpha, beta);
     dnnl::post_ops po;
-    po.append_eltwise(1.f, alg, alpha, 0.f);
+    po.append_eltwise(1.f, alg, alpha, beta);
     attr.set_post_ops(po);
   }
   return dnnl::convolution_forward::primitive_desc(d, attr, cpu::dnnl_engine());

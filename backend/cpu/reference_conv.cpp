@@ -12,12 +12,13 @@ namespace {
 double activate(const std::string& act, double z) {
   if (act == "linear") return z;
   if (act == "relu") return z > 0 ? z : 0.0;
+  if (act == "relu6") return z > 0 ? (z < 6 ? z : 6.0) : 0.0;
   if (act == "sigmoid") return 1.0 / (1.0 + std::exp(-z));
   if (act == "tanh") return std::tanh(z);
   if (act == "elu") return z > 0 ? z : std::expm1(z);
   if (act == "gelu") return 0.5 * z * (1.0 + std::erf(z / std::sqrt(2.0)));
   if (act == "swish") return z / (1.0 + std::exp(-z));
-  fail<ValueError>("conv2d (reference)", "a fused activation (linear, relu, sigmoid, tanh, elu, gelu, swish)",
+  fail<ValueError>("conv2d (reference)", "a fused activation (linear, relu, relu6, sigmoid, tanh, elu, gelu, swish)",
                    "'" + act + "'");
 }
 

@@ -8,6 +8,7 @@
 #include "layers/activation.h"
 #include "layers/batch_normalization.h"
 #include "layers/conv2d.h"
+#include "layers/depthwise_conv2d.h"
 #include "layers/relu.h"
 
 namespace keras {
@@ -21,25 +22,51 @@ bool conv_bn_folding() { return folding_enabled; }
 namespace keras::detail {
 namespace {
 
-bool is_plain_relu(const Layer& layer) {
+// The fused activation a ReLU layer amounts to: "relu", "relu6" (max_value 6), or "" when it
+// has other options or is another layer.
+std::string relu_activation(const Layer& layer) {
   if (const auto* r = dynamic_cast<const layers::ReLUImpl*>(&layer)) {
     const auto& o = r->options();
-    return !o.max_value && o.negative_slope == 0.0 && o.threshold == 0.0;
+    if (o.negative_slope != 0.0 || o.threshold != 0.0) return "";
+    if (!o.max_value) return "relu";
+    return *o.max_value == 6.0 ? "relu6" : "";
   }
-  if (const auto* a = dynamic_cast<const layers::ActivationImpl*>(&layer)) return a->options().activation == "relu";
-  return false;
+  if (const auto* a = dynamic_cast<const layers::ActivationImpl*>(&layer)) {
+    const std::string& act = a->options().activation;
+    return act == "relu" || act == "relu6" ? act : "";
+  }
+  return "";
+}
+
+// The kernel and bias of a Conv2D or DepthwiseConv2D (match() admits only these).
+std::pair<const Variable*, const Variable*> conv_variables(const Layer& conv, bool depthwise) {
+  if (depthwise) {
+    const auto& d = static_cast<const layers::DepthwiseConv2DImpl&>(conv);
+    return {&d.kernel(), &d.bias()};
+  }
+  const auto& c = static_cast<const layers::Conv2DImpl&>(conv);
+  return {&c.kernel(), &c.bias()};
 }
 
 }  // namespace
 
 std::optional<ConvBnFold> ConvBnFold::match(const LayerPtr& conv, const LayerPtr& bn, const LayerPtr& relu) {
-  const auto* c = dynamic_cast<const layers::Conv2DImpl*>(conv.get());
-  if (!c || !dynamic_cast<const layers::BatchNormalizationImpl*>(bn.get())) return std::nullopt;
-  if (c->options().data_format != "channels_last" || c->options().activation != "linear") return std::nullopt;
+  if (!dynamic_cast<const layers::BatchNormalizationImpl*>(bn.get())) return std::nullopt;
   ConvBnFold fold;
+  if (const auto* c = dynamic_cast<const layers::Conv2DImpl*>(conv.get())) {
+    if (c->options().data_format != "channels_last" || c->options().activation != "linear") return std::nullopt;
+  } else if (const auto* d = dynamic_cast<const layers::DepthwiseConv2DImpl*>(conv.get())) {
+    if (d->options().data_format != "channels_last" || d->options().activation != "linear") return std::nullopt;
+    fold.depthwise_ = true;
+  } else {
+    return std::nullopt;
+  }
   fold.conv_ = conv;
   fold.bn_ = bn;
-  if (relu && is_plain_relu(*relu)) fold.relu_ = relu;
+  if (relu) {
+    const std::string act = relu_activation(*relu);
+    if (!act.empty()) fold.activation_ = act;
+  }
   return fold;
 }
 
@@ -54,10 +81,10 @@ bool ConvBnFold::applies(bool bn_training, const Tensor& x) const {
 }
 
 ConvBnFold::Key ConvBnFold::current_key() const {
-  const auto& c = static_cast<const layers::Conv2DImpl&>(*conv_);
+  const auto [kernel, bias] = conv_variables(*conv_, depthwise_);
   const auto& b = static_cast<const layers::BatchNormalizationImpl&>(*bn_);
   Key key;
-  for (const Variable* v : {&c.kernel(), &c.bias(), &b.gamma(), &b.beta(), &b.moving_mean(), &b.moving_variance()}) {
+  for (const Variable* v : {kernel, bias, &b.gamma(), &b.beta(), &b.moving_mean(), &b.moving_variance()}) {
     if (!v->defined()) {
       key.emplace_back(nullptr, 0);
       continue;
@@ -69,9 +96,8 @@ ConvBnFold::Key ConvBnFold::current_key() const {
 }
 
 Tensor ConvBnFold::run(const Tensor& x) const {
-  const auto& c = static_cast<const layers::Conv2DImpl&>(*conv_);
+  const auto [conv_kernel, conv_bias] = conv_variables(*conv_, depthwise_);
   const auto& b = static_cast<const layers::BatchNormalizationImpl&>(*bn_);
-  const auto& co = c.options();
   const auto& bo = b.options();
   Tensor kernel, bias;
   {
@@ -83,10 +109,13 @@ Tensor ConvBnFold::run(const Tensor& x) const {
       Tensor scale = ops::divide(Tensor::full(variance.shape(), 1.0, variance.dtype()),
                                  ops::sqrt(ops::add(variance, bo.epsilon)));
       if (bo.scale) scale = ops::multiply(scale, b.gamma().value());
-      // The kernel's last axis is the output channel, so the scale broadcasts over it.
-      cache_->kernel = ops::multiply(c.kernel().value(), scale);
-      Tensor shift = co.use_bias ? ops::subtract(c.bias().value(), b.moving_mean().value())
-                                 : ops::multiply(b.moving_mean().value(), -1.0);
+      // The kernel's last axis is the output channel, so the scale broadcasts over it; a depthwise
+      // kernel (kh, kw, C, m) is first the grouped kernel (kh, kw, 1, C * m) that conv2d runs.
+      Tensor k = conv_kernel->value();
+      if (depthwise_) k = ops::reshape(k, {k.dim(0), k.dim(1), 1, k.dim(2) * k.dim(3)});
+      cache_->kernel = ops::multiply(k, scale);
+      Tensor shift = conv_bias->defined() ? ops::subtract(conv_bias->value(), b.moving_mean().value())
+                                          : ops::multiply(b.moving_mean().value(), -1.0);
       cache_->bias = ops::multiply(shift, scale);
       if (bo.center) cache_->bias = ops::add(cache_->bias, b.beta().value());
       cache_->key = std::move(key);
@@ -94,10 +123,18 @@ Tensor ConvBnFold::run(const Tensor& x) const {
     kernel = cache_->kernel;
     bias = cache_->bias;
   }
+  if (depthwise_) {
+    const auto& o = static_cast<const layers::DepthwiseConv2DImpl&>(*conv_).options();
+    return ops::conv2d(x, kernel, bias,
+                       ops::Conv2DArgs{.strides = o.strides.size2(), .padding = o.padding,
+                                       .dilation_rate = o.dilation_rate.size2(), .groups = x.dim(3),
+                                       .activation = activation_});
+  }
+  const auto& o = static_cast<const layers::Conv2DImpl&>(*conv_).options();
   return ops::conv2d(x, kernel, bias,
-                     ops::Conv2DArgs{.strides = co.strides.size2(), .padding = co.padding,
-                                     .dilation_rate = co.dilation_rate.size2(), .groups = co.groups,
-                                     .activation = relu_ ? "relu" : "linear"});
+                     ops::Conv2DArgs{.strides = o.strides.size2(), .padding = o.padding,
+                                     .dilation_rate = o.dilation_rate.size2(), .groups = o.groups,
+                                     .activation = activation_});
 }
 
 }  // namespace keras::detail

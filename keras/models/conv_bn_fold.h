@@ -1,11 +1,14 @@
-// Inference-time folding of Conv2D -> BatchNormalization (-> ReLU) chains in a functional graph.
+// Inference-time folding of Conv2D / DepthwiseConv2D -> BatchNormalization (-> ReLU) chains in a
+// functional graph.
 //
 // In inference mode BatchNormalization is a per-channel affine map, y = x * s + t with
 //   s = gamma / sqrt(moving_variance + epsilon),  t = beta - moving_mean * s,
-// so a Conv2D whose output only that layer reads gives the same values with kernel * s and
-// bias * s + t, and a ReLU that only reads the normalized output becomes the convolution's fused
-// activation: one convolution instead of three passes over the activations (TensorFlow folds
-// frozen graphs the same way). Results agree with the unfolded chain to float32 rounding.
+// so a convolution whose output only that layer reads gives the same values with kernel * s and
+// bias * s + t (a depthwise kernel (kh, kw, C, m) scaled per output channel c * m + j), and a ReLU
+// or ReLU6 (MobileNetV2's ReLU(max_value=6)) that only reads the normalized output becomes the
+// convolution's fused activation: one convolution instead of three passes over the activations
+// (TensorFlow folds frozen graphs the same way). Results agree with the unfolded chain to float32
+// rounding.
 //
 // Folding is used only when the BatchNormalization call runs in inference mode and the chain needs
 // no gradients: none are recorded (predict, evaluate, calls outside a tape), or the chain is frozen
@@ -17,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,9 +30,10 @@ namespace keras::detail {
 
 class ConvBnFold {
  public:
-  // A fold of `conv` into `bn` (and `relu`, which may be null) when the layers qualify: Conv2D
-  // with channels_last data and a linear activation, BatchNormalization over the last axis, and a
-  // ReLU layer without options or an Activation("relu"). nullopt otherwise (never throws).
+  // A fold of `conv` into `bn` (and `relu`, which may be null) when the layers qualify: Conv2D or
+  // DepthwiseConv2D with channels_last data and a linear activation, BatchNormalization, and a
+  // ReLU layer without options or with only max_value 6, or an Activation("relu") or ("relu6")
+  // (another `relu` layer stays unfolded). nullopt otherwise (never throws).
   static std::optional<ConvBnFold> match(const LayerPtr& conv, const LayerPtr& bn, const LayerPtr& relu);
 
   // Whether this call on `x` may fold: folding enabled, both layers built, `bn_training` (the
@@ -37,13 +42,15 @@ class ConvBnFold {
   bool applies(bool bn_training, const Tensor& x) const;
   // x (N, H, W, C) -> the chain's output, with the folded weights.
   Tensor run(const Tensor& x) const;
-  bool folds_relu() const { return relu_ != nullptr; }
+  bool folds_relu() const { return activation_ != "linear"; }
 
  private:
   using Key = std::vector<std::pair<const void*, uint64_t>>;
   Key current_key() const;
 
-  LayerPtr conv_, bn_, relu_;
+  LayerPtr conv_, bn_;
+  bool depthwise_ = false;
+  std::string activation_ = "linear";  // the folded ReLU: "relu", "relu6" or none
   struct Cache {
     std::mutex mutex;
     Key key;

@@ -23,12 +23,13 @@ struct Model::Graph {
   std::vector<LayerPtr> layers;                // unique, in Keras's order (layer_order.h)
   std::vector<std::pair<int, int>> output_refs;
   std::vector<int> last_use;                   // last step reading each step's outputs
-  // Conv2D -> BatchNormalization (-> ReLU) chains that inference may fold (keras/models/conv_bn_fold.h).
+  // Conv2D / DepthwiseConv2D -> BatchNormalization (-> ReLU) chains that inference may fold
+  // (keras/models/conv_bn_fold.h).
   struct Fold {
     int bn_step = -1, relu_step = -1;
     detail::ConvBnFold fold;
   };
-  std::map<int, Fold> folds;  // by the Conv2D's step
+  std::map<int, Fold> folds;  // by the convolution's step
   void find_folds();
 };
 
@@ -47,7 +48,8 @@ void Model::Graph::find_folds() {
     return -1;
   };
   for (size_t s = 0; s < g.steps.size(); ++s) {
-    if (g.steps[s].input_position >= 0 || g.steps[s].layer->class_name() != "Conv2D") continue;
+    const std::string kind = g.steps[s].layer->class_name();
+    if (g.steps[s].input_position >= 0 || (kind != "Conv2D" && kind != "DepthwiseConv2D")) continue;
     const int bn = sole_reader(s);
     if (bn < 0) continue;
     const int relu = sole_reader(static_cast<size_t>(bn));

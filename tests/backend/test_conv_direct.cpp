@@ -123,6 +123,8 @@ TEST(ConvBackwardWeightsDirect, AppliesOnlyToWholeVectorsOfOutputsPerGroup) {
   EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 24}, p));  // 12 per group
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   EXPECT_TRUE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 32}, p));
+  EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({1, 1, 4, 256}, p));  // 128 per group: oneDNN's
+  EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 128, 32}, p));
   cpu::set_conv_direct(false);
   EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 32}, p));
   cpu::set_conv_direct(true);
@@ -156,6 +158,8 @@ TEST(ConvBackwardDataDirect, AppliesToStrideOneUngroupedWholeVectorsOfInputChann
   p.groups = 1;
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   EXPECT_TRUE(cpu::conv2d_backward_data_direct_supported({3, 3, 16, 16}, p));
+  EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({3, 3, 128, 64}, p));  // wide layers: oneDNN's
+  EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({1, 1, 64, 256}, p));
   cpu::set_conv_direct(false);
   EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({3, 3, 16, 16}, p));
   cpu::set_conv_direct(true);

@@ -1,4 +1,4 @@
-// Inference folds Conv2D -> BatchNormalization (-> ReLU) chains into one convolution
+// Inference folds Conv2D / DepthwiseConv2D -> BatchNormalization (-> ReLU / ReLU6) chains into one convolution
 // (keras/models/conv_bn_fold.h): same values as the layers run one by one, only where it is allowed.
 #include <gtest/gtest.h>
 
@@ -6,6 +6,7 @@
 
 #include "backend/op_profile.h"
 #include "keras/keras.h"
+#include "keras/applications/mobilenet_v2.h"
 #include "keras/applications/resnet20.h"
 
 using namespace keras;
@@ -169,6 +170,66 @@ TEST(ConvBnFold, ResNetPredictMatchesTheUnfoldedGraph) {
   }
   // Twenty layers deep, float32 rounding of the two orders of computation adds up: compare
   // relative to the logits' scale.
+  float scale = 0;
+  for (float v : reference.to_vector<float>()) scale = std::max(scale, std::abs(v));
+  EXPECT_LT(max_abs_diff(folded, reference), 1e-5f * scale) << "logits up to " << scale;
+}
+
+TEST(ConvBnFold, DepthwiseChainsAndReLU6Fold) {
+  // MobileNetV2's blocks: DepthwiseConv2D (here with a depth multiplier and a bias, which Keras's
+  // MobileNetV2 has not) and Conv2D, each -> BatchNormalization -> ReLU(max_value=6).
+  Tensor x = random::normal({3, 9, 7, 4}, 0, 2, uint64_t{30});
+  for (bool depthwise : {true, false})
+    for (bool use_bias : {false, true}) {
+      auto in = L::Input({9, 7, 4});
+      LayerPtr conv = depthwise ? LayerPtr(L::DepthwiseConv2D({.kernel_size = 3, .strides = 2, .depth_multiplier = 2,
+                                                               .use_bias = use_bias, .bias_initializer = "glorot_uniform"}))
+                                : LayerPtr(L::Conv2D({.filters = 8, .kernel_size = 1, .use_bias = use_bias,
+                                                      .bias_initializer = "glorot_uniform"}));
+      L::BatchNormalization bn({.epsilon = 1e-3});
+      L::ReLU relu6({.max_value = 6.0});
+      auto model = std::make_shared<Model>(in, relu6(bn((*conv)(in))));
+      randomize(bn, 31, 2, 0.1, 1.5);  // wide enough that some outputs pass 6
+      Tensor folded;
+      auto names = ops_run([&] { folded = model->predict_on_batch(x); });
+      EXPECT_EQ(names.count("batch_norm_inference"), 0u) << "not folded: depthwise " << depthwise << " bias " << use_bias;
+      EXPECT_EQ(names.count("relu6") + names.count("relu"), 0u) << "ReLU6 not fused";
+      Tensor ref = (*relu6)((*bn)((*conv)(TensorList{x}), CallArgs{.training = false}))[0];
+      EXPECT_LT(max_abs_diff(folded, ref), 2e-5f) << "depthwise " << depthwise << " bias " << use_bias;
+      EXPECT_EQ(element_as_double(ops::max(ref), 0), 6.0) << "the test does not reach the clip";
+    }
+}
+
+TEST(ConvBnFold, ReLUWithOtherOptionsStaysALayer) {
+  auto in = L::Input({6, 6, 3});
+  L::BatchNormalization bn;
+  L::ReLU relu({.max_value = 4.0});
+  auto model = std::make_shared<Model>(in, relu(bn(L::DepthwiseConv2D({.kernel_size = 3})(in))));
+  randomize(bn, 5, 2, 0.1, 1.5);
+  Tensor x = random::normal({2, 6, 6, 3}, 0, 2, uint64_t{32});
+  Tensor folded;
+  auto names = ops_run([&] { folded = model->predict_on_batch(x); });
+  EXPECT_EQ(names.count("batch_norm_inference"), 0u);  // the convolution and the normalization fold
+  EXPECT_EQ(element_as_double(ops::max(folded), 0), 4.0);  // and the ReLU still clips at 4
+}
+
+TEST(ConvBnFold, MobileNetV2PredictMatchesTheUnfoldedGraph) {
+  // 52 convolution -> BatchNormalization chains, 35 of them with a ReLU6; the stride-2 depthwise
+  // layers read a ZeroPadding2D.
+  set_random_seed(14);
+  auto model = applications::MobileNetV2({.input_shape = {32, 32, 3}, .alpha = 0.35, .classifier_activation = "linear"});
+  for (const auto& l : model->layers())
+    if (l->class_name() == "BatchNormalization") randomize(l, 200, 0.3, 0.5, 1.0);
+  Tensor x = random::normal({2, 32, 32, 3}, 0, 1, uint64_t{15});
+  Tensor folded;
+  auto names = ops_run([&] { folded = model->predict_on_batch(x); });
+  EXPECT_EQ(names["batch_norm_inference"], 0u);
+  EXPECT_EQ(names["relu6"], 0u);
+  Tensor reference;
+  {
+    GradientTape tape;
+    reference = (*model)(TensorList{x}, CallArgs{.training = false})[0];
+  }
   float scale = 0;
   for (float v : reference.to_vector<float>()) scale = std::max(scale, std::abs(v));
   EXPECT_LT(max_abs_diff(folded, reference), 1e-5f * scale) << "logits up to " << scale;
