@@ -1,7 +1,8 @@
 // Rescaling (keras.layers.Rescaling): x * scale + offset (e.g. scale 1/255 for pixels).
-// Config: scale, offset.
+// Config: scale (a number, or a list of per-channel factors), offset.
 #pragma once
 #include <optional>
+#include <vector>
 
 #include "layers/layer_handle.h"
 
@@ -10,6 +11,9 @@ namespace keras::layers {
 struct RescalingOptions {
   double scale = 1.0;
   double offset = 0.0;
+  // Keras's scale given as a list: one factor per entry of the last axis (channels_last), as
+  // EfficientNet's ImageNet stem has. Non-empty, it replaces `scale` and is the config's "scale".
+  std::vector<double> channel_scales;
   std::string name;
   bool trainable = true;
   std::string dtype = "float32";
@@ -25,6 +29,7 @@ class RescalingImpl : public Layer {
   std::vector<DType> compute_output_dtype(const std::vector<DType>& in) override {
     return {is_floating(in.at(0)) ? in[0] : DType::float32};
   }
+  // ShapeError: not one input, or channel_scales whose count is not the last axis's extent.
   void validate_input(const std::vector<Shape>& input_shapes) const override;
   json get_config() const override;
   const RescalingOptions& options() const { return options_; }
@@ -34,7 +39,7 @@ class RescalingImpl : public Layer {
 };
 KERAS_LAYER_HANDLE(Rescaling, RescalingOptions);
 
-// Reads a Keras 2 or Keras 3 config (unknown keys ignored).
+// Reads a Keras 2 or Keras 3 config (unknown keys ignored); a list scale becomes channel_scales.
 RescalingOptions rescaling_options_from_config(const json& config);
 
 }  // namespace keras::layers

@@ -1,8 +1,10 @@
 // The arguments the keras.applications constructors share, under Keras's names, in Keras's
 // order and with Keras's defaults, except `weights` (below). VGG16/19, ResNet50/101/152 (v1 and
-// v2), DenseNet121/169/201, InceptionV3 and Xception take exactly these; MobileNet and
-// MobileNetV2 add their own first (mobilenet.h, mobilenet_v2.h). Keras's input_tensor is not
-// offered: call the returned model on a tensor instead.
+// v2), DenseNet121/169/201, InceptionV3, InceptionResNetV2, Xception, NASNetMobile/Large and
+// EfficientNetB0..B7 take exactly these; MobileNet, MobileNetV2 and MobileNetV3Small/Large add
+// their own first (mobilenet.h, mobilenet_v2.h, mobilenet_v3.h), ConvNeXtTiny..XLarge and
+// EfficientNetV2* include_preprocessing (convnext.h, efficientnet_v2.h). Keras's
+// input_tensor is not offered: call the returned model on a tensor instead.
 //
 // weights: "" is Keras's None (random initialisation), the default here, because Keras's
 //   default "imagenet" downloads and this library never downloads. A path loads that file into
@@ -32,7 +34,8 @@ struct ApplicationOptions {
   std::string weights;
   // (H, W, C) without the batch axis; -1 for an unknown H or W (include_top = false only).
   // Empty is Keras's None: (S, S, 3) at the family's default size S with include_top, else
-  // (-1, -1, 3). H and W must be at least the family's minimum (32; InceptionV3 75; Xception 71).
+  // (-1, -1, 3). H and W must be at least the family's minimum (32; InceptionV3 and
+  // InceptionResNetV2 75; Xception 71).
   Shape input_shape;
   std::string pooling;  // include_top = false: "" (4-D features), "avg" or "max" (2-D features)
   int64_t classes = 1000;

@@ -11,6 +11,7 @@
 #include "layers/global_average_pooling2d.h"
 #include "layers/global_max_pooling2d.h"
 #include "layers/input_layer.h"
+#include "layers/keras_operation.h"
 
 namespace keras::applications::detail {
 namespace L = keras::layers;
@@ -29,15 +30,18 @@ void check_args(const Args& a) {
 
 std::string weights_file(const Args& a, const std::string& file, const std::string& url_dir) {
   if (a.weights != "imagenet") return a.weights;
+  return keras_cached_file(a.where + " weights \"imagenet\"", file, url_dir + file);
+}
+
+std::string keras_cached_file(const std::string& where, const std::string& file, const std::string& url) {
   const char* home = std::getenv("KERAS_HOME");
   const char* user = std::getenv("HOME");
   const std::filesystem::path dir = home ? std::filesystem::path(home)
                                          : std::filesystem::path(user ? user : ".") / ".keras";
   const std::string path = (dir / "models" / file).string();
   if (!std::filesystem::exists(path))
-    fail<IOError>(a.where + " weights \"imagenet\"", "the file Keras downloads, at " + path, "no such file",
-                  "This library never downloads: fetch " + url_dir + file +
-                      " there (or anywhere, and pass its path as weights).");
+    fail<IOError>(where, "the file Keras downloads, at " + path, "no such file",
+                  "This library never downloads: fetch " + url + " there (or anywhere, and pass its path).");
   return path;
 }
 
@@ -108,6 +112,29 @@ KerasTensor classifier_or_pooling(const Args& a, const KerasTensor& x, AutoNames
   if (!a.include_top) return pooling(a, x, names, named_pools);
   auto pooled = L::GlobalAveragePooling2D({.name = named_top ? "avg_pool" : names("GlobalAveragePooling2D")})(x);
   return predictions(a, pooled);
+}
+
+int64_t make_divisible(double v, int64_t divisor) {
+  int64_t n = std::max(divisor, static_cast<int64_t>(v + static_cast<double>(divisor) / 2) / divisor * divisor);
+  if (static_cast<double>(n) < 0.9 * v) n += divisor;
+  return n;
+}
+
+namespace {
+KerasTensor numpy_operation(const std::string& class_name, const std::vector<KerasTensor>& tensors,
+                            std::vector<std::optional<double>> args, AutoNames& names) {
+  const std::string name = names(class_name);
+  auto layer = L::keras_operation_layer({"keras.src.ops.numpy", class_name, std::move(args)}, name, name);
+  return (*layer)(tensors).at(0);
+}
+}  // namespace
+
+KerasTensor numpy_operation(const std::string& class_name, const KerasTensor& x, const KerasTensor& y,
+                            AutoNames& names) {
+  return numpy_operation(class_name, {x, y}, {std::nullopt, std::nullopt}, names);
+}
+KerasTensor numpy_operation(const std::string& class_name, const KerasTensor& x, double y, AutoNames& names) {
+  return numpy_operation(class_name, {x}, {std::nullopt, y}, names);
 }
 
 std::shared_ptr<Model> finish(const Args& a, const KerasTensor& input, const KerasTensor& output,

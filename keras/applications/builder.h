@@ -43,6 +43,11 @@ void check_args(const Args& a);
 // (`url_dir` + file) when it is not there.
 std::string weights_file(const Args& a, const std::string& file, const std::string& url_dir);
 
+// The path of `file` in Keras's download cache, where Keras's get_file(file, url,
+// cache_subdir="models") keeps it ($KERAS_HOME/models, else ~/.keras/models): IOError naming
+// `where`, that path and `url` (where Keras fetches it from) when it is not there.
+std::string keras_cached_file(const std::string& where, const std::string& file, const std::string& url);
+
 // weights_file for the common naming of Keras's files:
 // <kKerasWeightsUrl><folder>/<stem>_weights_tf_dim_ordering_tf_kernels[_notop].h5.
 inline const std::string kKerasWeightsUrl = "https://storage.googleapis.com/tensorflow/keras-applications/";
@@ -92,6 +97,19 @@ KerasTensor pooling(const Args& a, const KerasTensor& x, AutoNames& names, bool 
 // `named_top`, else automatically), pooling(a, x, names, named_pools) without.
 KerasTensor classifier_or_pooling(const Args& a, const KerasTensor& x, AutoNames& names, bool named_top,
                                   bool named_pools);
+
+// Keras's _make_divisible / _depth (MobileNetV2, V3): v rounded to the nearest multiple of
+// `divisor` (at least `divisor`), never more than 10% below v.
+int64_t make_divisible(double v, int64_t divisor = 8);
+
+// A Keras 3 operation node of keras.src.ops.numpy, as Keras records arithmetic on KerasTensors
+// (`x + 3.0`, `a + b`, `x * c`): `class_name` "Add" or "Multiply" applied to (x, y), named with the
+// next automatic name of its class ("add", "add_1", ...; Keras's Add/Multiply layers share the
+// counters). Written back as Keras writes it (layers/keras_operation.h); not in model.layers of
+// Keras, holds no weights.
+KerasTensor numpy_operation(const std::string& class_name, const KerasTensor& x, const KerasTensor& y,
+                            AutoNames& names);
+KerasTensor numpy_operation(const std::string& class_name, const KerasTensor& x, double y, AutoNames& names);
 
 // The functional Model named a.name, with `weights_path` (from weights_file) loaded by
 // topology as Keras's model.load_weights does.

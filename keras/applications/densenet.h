@@ -13,6 +13,7 @@
 #include <string>
 
 #include "keras/applications/application_options.h"
+#include "keras/applications/decode_predictions.h"
 #include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
@@ -26,6 +27,7 @@ std::shared_ptr<Model> DenseNet169(const DenseNetOptions& options = {});
 std::shared_ptr<Model> DenseNet201(const DenseNetOptions& options = {});
 
 namespace densenet {
+using imagenet_utils::decode_predictions;
 using imagenet_utils::torch::preprocess_input;  // "torch" mode
 }  // namespace densenet
 

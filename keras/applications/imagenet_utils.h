@@ -51,6 +51,14 @@ inline Tensor preprocess_input(const Tensor& x, const std::string& data_format =
   return imagenet_utils::preprocess_input(x, {.mode = "torch", .data_format = data_format});
 }
 }  // namespace torch
+// The families that preprocess inside the model (MobileNetV3, ConvNeXt: Keras's placeholder
+// preprocess_input): `x` itself, `data_format` accepted and ignored, as in Keras.
+namespace identity {
+inline Tensor preprocess_input(const Tensor& x, const std::string& data_format = "channels_last") {
+  (void)data_format;
+  return x;
+}
+}  // namespace identity
 
 // Keras's imagenet_utils.obtain_input_shape for channels_last, with Keras's ValueErrors (named
 // after `where`): the (H, W, C) input shape a model is built for. `input_shape` empty is Keras's

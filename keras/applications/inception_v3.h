@@ -13,6 +13,7 @@
 #include <string>
 
 #include "keras/applications/application_options.h"
+#include "keras/applications/decode_predictions.h"
 #include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
@@ -24,6 +25,7 @@ using InceptionV3Options = ApplicationOptions;
 std::shared_ptr<Model> InceptionV3(const InceptionV3Options& options = {});
 
 namespace inception_v3 {
+using imagenet_utils::decode_predictions;
 using imagenet_utils::tf::preprocess_input;  // "tf" mode
 }  // namespace inception_v3
 

@@ -15,14 +15,6 @@ namespace keras::applications {
 namespace {
 namespace L = keras::layers;
 
-// Keras's _make_divisible: v rounded to the nearest multiple of divisor (at least divisor),
-// never more than 10% below v.
-int64_t make_divisible(double v, int64_t divisor) {
-  int64_t n = std::max(divisor, static_cast<int64_t>(v + static_cast<double>(divisor) / 2) / divisor * divisor);
-  if (static_cast<double>(n) < 0.9 * v) n += divisor;
-  return n;
-}
-
 KerasTensor bn(const KerasTensor& x, const std::string& name) {
   return L::BatchNormalization({.momentum = 0.999, .epsilon = 1e-3, .name = name})(x);
 }
@@ -39,7 +31,7 @@ KerasTensor conv1x1(const KerasTensor& x, int64_t filters, const std::string& na
 KerasTensor inverted_res_block(const KerasTensor& in, int64_t expansion, int64_t stride, double alpha, int64_t filters,
                                int id) {
   const int64_t in_channels = in.shape.back();
-  const int64_t pointwise_filters = make_divisible(static_cast<double>(static_cast<int64_t>(filters * alpha)), 8);
+  const int64_t pointwise_filters = detail::make_divisible(static_cast<double>(static_cast<int64_t>(filters * alpha)), 8);
   std::string prefix = "block_" + std::to_string(id) + "_";
   KerasTensor x = in;
   if (id != 0) {
@@ -88,7 +80,7 @@ std::shared_ptr<Model> MobileNetV2(const MobileNetV2Options& o) {
   }
   if (a.name.empty()) a.name = detail::sized_name("mobilenetv2", o.alpha, rows);
 
-  auto x = L::Conv2D({.filters = make_divisible(32 * o.alpha, 8), .kernel_size = 3, .strides = 2, .padding = "same",
+  auto x = L::Conv2D({.filters = detail::make_divisible(32 * o.alpha, 8), .kernel_size = 3, .strides = 2, .padding = "same",
                       .use_bias = false, .name = "Conv1"})(input);
   x = relu6(bn(x, "bn_Conv1"), "Conv1_relu");
   const struct { int64_t filters, stride, expansion; } blocks[] = {
@@ -96,7 +88,7 @@ std::shared_ptr<Model> MobileNetV2(const MobileNetV2Options& o) {
       {64, 1, 6}, {96, 1, 6}, {96, 1, 6}, {96, 1, 6}, {160, 2, 6}, {160, 1, 6}, {160, 1, 6}, {320, 1, 6}};
   int id = 0;
   for (const auto& b : blocks) x = inverted_res_block(x, b.expansion, b.stride, o.alpha, b.filters, id++);
-  const int64_t last_filters = o.alpha > 1.0 ? make_divisible(1280 * o.alpha, 8) : 1280;
+  const int64_t last_filters = o.alpha > 1.0 ? detail::make_divisible(1280 * o.alpha, 8) : 1280;
   x = L::Conv2D({.filters = last_filters, .kernel_size = 1, .use_bias = false, .name = "Conv_1"})(x);
   x = relu6(bn(x, "Conv_1_bn"), "out_relu");
   detail::AutoNames names;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "keras/applications/decode_predictions.h"
 #include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
@@ -38,6 +39,7 @@ struct MobileNetV2Options {
 std::shared_ptr<Model> MobileNetV2(const MobileNetV2Options& options = {});
 
 namespace mobilenet_v2 {
+using imagenet_utils::decode_predictions;
 using imagenet_utils::tf::preprocess_input;  // "tf" mode
 }  // namespace mobilenet_v2
 

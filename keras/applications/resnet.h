@@ -15,6 +15,7 @@
 #include <string>
 
 #include "keras/applications/application_options.h"
+#include "keras/applications/decode_predictions.h"
 #include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
@@ -31,12 +32,15 @@ std::shared_ptr<Model> ResNet101V2(const ResNetOptions& options = {});
 std::shared_ptr<Model> ResNet152V2(const ResNetOptions& options = {});
 
 namespace resnet {
+using imagenet_utils::decode_predictions;
 using imagenet_utils::caffe::preprocess_input;  // "caffe" mode
 }  // namespace resnet
 namespace resnet50 {
+using imagenet_utils::decode_predictions;
 using resnet::preprocess_input;
 }  // namespace resnet50
 namespace resnet_v2 {
+using imagenet_utils::decode_predictions;
 using imagenet_utils::tf::preprocess_input;  // "tf" mode
 }  // namespace resnet_v2
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "keras/applications/application_options.h"
+#include "keras/applications/decode_predictions.h"
 #include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
@@ -25,9 +26,11 @@ std::shared_ptr<Model> VGG16(const VGGOptions& options = {});
 std::shared_ptr<Model> VGG19(const VGGOptions& options = {});
 
 namespace vgg16 {
+using imagenet_utils::decode_predictions;
 using imagenet_utils::caffe::preprocess_input;  // "caffe" mode
 }  // namespace vgg16
 namespace vgg19 {
+using imagenet_utils::decode_predictions;
 using imagenet_utils::caffe::preprocess_input;  // "caffe" mode
 }  // namespace vgg19
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "keras/applications/application_options.h"
+#include "keras/applications/decode_predictions.h"
 #include "keras/applications/imagenet_utils.h"
 #include "keras/models/model.h"
 
@@ -25,6 +26,7 @@ using XceptionOptions = ApplicationOptions;
 std::shared_ptr<Model> Xception(const XceptionOptions& options = {});
 
 namespace xception {
+using imagenet_utils::decode_predictions;
 using imagenet_utils::tf::preprocess_input;  // "tf" mode
 }  // namespace xception
 

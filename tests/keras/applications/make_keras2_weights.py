@@ -11,7 +11,8 @@ import numpy as np, tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(1)
 import tf_keras as K
 out = sys.argv[1]
-models = {"VGG16": 32, "ResNet50": 32, "ResNet50V2": 32, "DenseNet121": 32, "MobileNetV2": 32, "InceptionV3": 75, "Xception": 71}
+models = {"VGG16": 32, "ResNet50": 32, "ResNet50V2": 32, "DenseNet121": 32, "MobileNetV2": 32, "InceptionV3": 75, "Xception": 71,
+          "NASNetMobile": 32, "InceptionResNetV2": 75, "NASNetLarge": 32}
 rng = np.random.default_rng(0)
 for name, s in models.items():
     K.backend.clear_session()

@@ -7,6 +7,8 @@
 // and correct_pad / obtain_input_shape as Keras's functions compute them (below).
 #include <gtest/gtest.h>
 
+#include "keras/applications/inception_resnet_v2.h"
+#include "keras/applications/nasnet.h"
 #include "keras/keras.h"
 #include "tests/support/application_checks.h"
 #include "tests/support/expect_error.h"
@@ -73,6 +75,8 @@ TEST(ImagenetUtils, EveryFamilyUsesKerasMode) {
   expect_values(inception_v3::preprocess_input(pixels()), kTf);
   expect_values(xception::preprocess_input(pixels()), kTf);
   expect_values(densenet::preprocess_input(pixels()), kTorch);
+  expect_values(nasnet::preprocess_input(pixels()), kTf);
+  expect_values(inception_resnet_v2::preprocess_input(pixels()), kTf);
 }
 
 TEST(ImagenetUtils, PreprocessErrors) {

@@ -56,20 +56,11 @@ TEST(MobileNet, KerasImagenetChecks) {
   ::unsetenv("KERAS_HOME");
 }
 
-// The weights file tf_keras and Keras 3 wrote for MobileNet(alpha=0.1, (32, 32, 3), classes=10)
+// The weights files tf_keras and Keras 3 wrote for MobileNet(alpha=0.1, (32, 32, 3), classes=10)
 // (seeded random weights, BN statistics included) loaded by topology through `weights`: the
 // model predicts what Keras predicted (1e-5).
 TEST(MobileNet, LoadsKerasWeightsFilesByTopology) {
-  for (const auto& [file, output] : std::vector<std::pair<std::string, std::string>>{
-           {"tiny_mobilenet.k2.weights_only.h5", "tiny_mobilenet.k2.output0.npy"},
-           {"tiny_mobilenet.weights.h5", "tiny_mobilenet.k3.output0.npy"}}) {
-    if (!std::filesystem::exists(kDir + file)) GTEST_SKIP() << "no " << kDir + file;
-    SCOPED_TRACE(file);
-    auto m = MobileNet({.input_shape = {32, 32, 3}, .alpha = 0.1, .weights = kDir + file, .classes = 10});
-    const Tensor y = m->predict(data::load_npy(kDir + "tiny_mobilenet.input0.npy")).contiguous();
-    const Tensor k = data::load_npy(kDir + output).contiguous();
-    ASSERT_EQ(y.shape(), k.shape());
-    for (int64_t i = 0; i < y.numel(); ++i)
-      EXPECT_NEAR(y.data<float>()[i], k.data<float>()[i], 1e-5 + 1e-5 * std::abs(k.data<float>()[i])) << i;
-  }
+  expect_loads_keras_weights("tiny_mobilenet", [](const std::string& file) {
+    return MobileNet({.input_shape = {32, 32, 3}, .alpha = 0.1, .weights = file, .classes = 10});
+  });
 }
