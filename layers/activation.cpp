@@ -1,6 +1,7 @@
 #include "layers/activation.h"
 
 #include "backend/ops.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -36,5 +37,6 @@ ActivationOptions activation_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(Activation, [](const json& c) -> LayerPtr {
   return std::make_shared<ActivationImpl>(activation_options_from_config(c));
 });
+KERAS_SIGNATURE(Activation, .built_at_init = true);
 
 }  // namespace keras::layers

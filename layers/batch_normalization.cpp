@@ -2,6 +2,7 @@
 
 #include "backend/autodiff.h"
 #include "backend/ops_nn.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -15,6 +16,12 @@ BatchNormalizationImpl::BatchNormalizationImpl(BatchNormalizationOptions options
   for (const auto* init : {&options_.beta_initializer, &options_.gamma_initializer, &options_.moving_mean_initializer,
                            &options_.moving_variance_initializer})
     if (!init->ptr()) fail<ValueError>(where(), "an initializer for every weight", "none");
+  if (options_.renorm)
+    fail<NotImplementedError>(where() + " 'renorm'", "false", "true",
+                              "Batch renormalization is not implemented; a model that uses it cannot be built here.");
+  if (!options_.renorm_clipping.is_null() && !options_.renorm_clipping.is_object())
+    fail<ValueError>(where() + " 'renorm_clipping'", "null or {\"rmax\", \"rmin\", \"dmax\"}",
+                     options_.renorm_clipping.dump());
 }
 
 void BatchNormalizationImpl::validate_input(const std::vector<Shape>& shapes) const {
@@ -82,6 +89,9 @@ json BatchNormalizationImpl::get_config() const {
   c["beta_constraint"] = constraints::serialize(options_.beta_constraint.ptr());
   c["gamma_constraint"] = constraints::serialize(options_.gamma_constraint.ptr());
   c["synchronized"] = options_.synchronized;
+  c["renorm"] = options_.renorm;
+  c["renorm_clipping"] = options_.renorm_clipping;
+  c["renorm_momentum"] = options_.renorm_momentum;
   return c;
 }
 
@@ -108,11 +118,16 @@ BatchNormalizationOptions batch_normalization_options_from_config(const json& c)
   if (c.contains("beta_constraint")) o.beta_constraint = constraints::from_config(c["beta_constraint"]);
   if (c.contains("gamma_constraint")) o.gamma_constraint = constraints::from_config(c["gamma_constraint"]);
   o.synchronized = c.value("synchronized", false);
+  // Absent from Keras 2 BatchNormalizationV1 and hand-written configs: Keras's defaults.
+  o.renorm = c.value("renorm", false);
+  if (c.contains("renorm_clipping")) o.renorm_clipping = c["renorm_clipping"];
+  if (c.contains("renorm_momentum") && c["renorm_momentum"].is_number()) o.renorm_momentum = c["renorm_momentum"].get<double>();
   return o;
 }
 
 KERAS_REGISTER_LAYER(BatchNormalization, [](const json& c) -> LayerPtr {
   return std::make_shared<BatchNormalizationImpl>(batch_normalization_options_from_config(c));
 });
+KERAS_SIGNATURE(BatchNormalization, .takes_mask = true);
 
 }  // namespace keras::layers

@@ -30,6 +30,12 @@ struct BatchNormalizationOptions {
   ConstraintArg beta_constraint;  // applied after each optimizer update
   ConstraintArg gamma_constraint;
   bool synchronized = false;  // single-process: no effect, kept for the config
+  // Batch renormalization (Keras's renorm, renorm_clipping {"rmax", "rmin", "dmax"} or null,
+  // renorm_momentum): kept for the config; renorm = true is not implemented (NotImplementedError
+  // at construction, so such a model is never trained as plain batch normalization).
+  bool renorm = false;
+  json renorm_clipping = nullptr;
+  double renorm_momentum = 0.99;
   std::string name;
   bool trainable = true;
   std::string dtype = "float32";

@@ -1,6 +1,7 @@
 #include "layers/center_crop.h"
 
 #include "layers/augment_args.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/resizing.h"
@@ -53,5 +54,6 @@ CenterCropOptions center_crop_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(CenterCrop, [](const json& c) -> LayerPtr {
   return std::make_shared<CenterCropImpl>(center_crop_options_from_config(c));
 });
+KERAS_SIGNATURE(CenterCrop, .training_default = true);
 
 }  // namespace keras::layers

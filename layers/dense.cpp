@@ -54,6 +54,7 @@ json DenseImpl::get_config() const {
   c["units"] = options_.units;
   config::write_weight_args(options_, config::kernel_and_bias<DenseOptions>(), c);
   if (!options_.activity_regularizer) c.erase("activity_regularizer");  // Keras 3 writes it only when set
+  c["quantization_config"] = nullptr;  // Keras 3.15: a float layer
   return c;
 }
 
@@ -64,6 +65,11 @@ DenseOptions dense_options_from_config(const json& c) {
     fail<ValueError>("Dense config", "an integer 'units'", c.contains("units") ? c["units"].dump() : "none");
   o.units = c["units"].get<int64_t>();
   config::read_weight_args(c, config::kernel_and_bias<DenseOptions>(), o);
+  // A quantized or LoRA Dense carries other weights than kernel and bias.
+  for (const char* key : {"quantization_config", "lora_rank"})
+    if (c.contains(key) && !c[key].is_null())
+      fail<NotImplementedError>("Dense '" + o.name + "' config '" + key + "'", "null (a float Dense)", c[key].dump(),
+                                "Quantized and LoRA Dense layers are not supported.");
   return o;
 }
 

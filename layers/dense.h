@@ -46,7 +46,8 @@ class DenseImpl : public Layer {
 };
 KERAS_LAYER_HANDLE(Dense, DenseOptions);
 
-// Reads a Keras 2 or Keras 3 Dense config (unknown keys ignored).
+// Reads a Keras 2 or Keras 3 Dense config (unknown keys ignored). NotImplementedError naming the
+// layer for a non-null quantization_config or lora_rank.
 DenseOptions dense_options_from_config(const json& config);
 
 }  // namespace keras::layers

@@ -2,6 +2,7 @@
 
 #include "backend/ops.h"
 #include "backend/ops_nn.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -61,5 +62,6 @@ DropoutOptions dropout_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(Dropout, [](const json& c) -> LayerPtr {
   return std::make_shared<DropoutImpl>(dropout_options_from_config(c));
 });
+KERAS_SIGNATURE(Dropout, .built_at_init = true, .training_default = false);
 
 }  // namespace keras::layers

@@ -1,6 +1,7 @@
 #include "layers/elu.h"
 
 #include "backend/ops.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -28,5 +29,6 @@ ELUOptions elu_options_from_config(const json& c) {
 }
 
 KERAS_REGISTER_LAYER(ELU, [](const json& c) -> LayerPtr { return std::make_shared<ELUImpl>(elu_options_from_config(c)); });
+KERAS_SIGNATURE(ELU, .built_at_init = true);
 
 }  // namespace keras::layers

@@ -7,7 +7,25 @@
 
 namespace keras::initializers {
 
-std::pair<double, double> compute_fans(const Shape& shape) {
+namespace {
+double extent_product(const Shape& shape, const std::vector<int64_t>& axes, const char* which) {
+  double product = 1;
+  const auto rank = static_cast<int64_t>(shape.size());
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank)
+      fail<ValueError>(std::string("compute_fans ") + which, "axes of a shape " + shape_str(shape),
+                       "axis " + std::to_string(axis));
+    product *= double(shape[static_cast<size_t>(axis < 0 ? axis + rank : axis)]);
+  }
+  return product;
+}
+
+json axes_json(const Axes& axes) { return axes ? json(*axes) : json(nullptr); }
+}  // namespace
+
+std::pair<double, double> compute_fans(const Shape& shape, const Axes& input_axes, const Axes& output_axes) {
+  if (input_axes && output_axes)
+    return {extent_product(shape, *input_axes, "input_axes"), extent_product(shape, *output_axes, "output_axes")};
   if (shape.empty()) return {1.0, 1.0};
   if (shape.size() == 1) return {double(shape[0]), double(shape[0])};
   if (shape.size() == 2) return {double(shape[0]), double(shape[1])};
@@ -21,8 +39,14 @@ Generator RandomInitializer::generator() const {
 }
 
 // ---- VarianceScaling ----
-VarianceScaling::VarianceScaling(double scale, std::string mode, std::string distribution, Seed seed)
-    : RandomInitializer(seed), scale_(scale), mode_(std::move(mode)), distribution_(std::move(distribution)) {
+VarianceScaling::VarianceScaling(double scale, std::string mode, std::string distribution, Seed seed,
+                                 Axes input_axes, Axes output_axes)
+    : RandomInitializer(seed),
+      scale_(scale),
+      mode_(std::move(mode)),
+      distribution_(std::move(distribution)),
+      input_axes_(std::move(input_axes)),
+      output_axes_(std::move(output_axes)) {
   if (!(scale_ > 0)) fail<ValueError>("VarianceScaling", "scale > 0", std::to_string(scale_));
   if (mode_ != "fan_in" && mode_ != "fan_out" && mode_ != "fan_avg")
     fail<ValueError>("VarianceScaling", "mode 'fan_in', 'fan_out' or 'fan_avg'", "'" + mode_ + "'");
@@ -33,7 +57,7 @@ VarianceScaling::VarianceScaling(double scale, std::string mode, std::string dis
 }
 
 Tensor VarianceScaling::operator()(const Shape& shape, DType dtype) const {
-  auto [fan_in, fan_out] = compute_fans(shape);
+  auto [fan_in, fan_out] = compute_fans(shape, input_axes_, output_axes_);
   double n = mode_ == "fan_in" ? fan_in : mode_ == "fan_out" ? fan_out : (fan_in + fan_out) / 2.0;
   double scale = scale_ / std::max(1.0, n);
   Generator gen = generator();
@@ -47,8 +71,14 @@ Tensor VarianceScaling::operator()(const Shape& shape, DType dtype) const {
   return random::uniform(shape, -limit, limit, gen, dtype);
 }
 
+json VarianceScaling::axes_config() const {
+  return {{"input_axes", axes_json(input_axes_)}, {"output_axes", axes_json(output_axes_)}};
+}
+
 json VarianceScaling::get_config() const {
-  return {{"scale", scale_}, {"mode", mode_}, {"distribution", distribution_}, {"seed", seed_json()}};
+  json c = {{"scale", scale_}, {"mode", mode_}, {"distribution", distribution_}, {"seed", seed_json()}};
+  c.update(axes_config());
+  return c;
 }
 
 // ---- constants ----
@@ -124,6 +154,17 @@ Seed seed_of(const json& c) {
   if (c.contains("seed") && c["seed"].is_number_integer()) return c["seed"].get<int64_t>();
   return std::nullopt;  // null, absent, or a serialized SeedGenerator (not reproducible here)
 }
+// input_axes / output_axes: a list of ints, or null or absent (Keras 2, Keras 3 before 3.15).
+Axes axes_of(const json& c, const char* key) {
+  if (!c.contains(key) || c[key].is_null()) return std::nullopt;
+  if (!c[key].is_array()) fail<ValueError>(std::string("initializer config '") + key + "'", "a list of ints or null", c[key].dump());
+  std::vector<int64_t> axes;
+  for (const auto& a : c[key]) {
+    if (!a.is_number_integer()) fail<ValueError>(std::string("initializer config '") + key + "'", "a list of ints", c[key].dump());
+    axes.push_back(a.get<int64_t>());
+  }
+  return axes;
+}
 double num(const json& c, const char* key, double fallback) {
   return c.contains(key) && c[key].is_number() ? c[key].get<double>() : fallback;
 }
@@ -134,15 +175,16 @@ std::map<std::string, InitializerFactory>& table() {
     auto add = [&](std::initializer_list<const char*> names, InitializerFactory f) {
       for (const char* n : names) m[n] = f;
     };
-    add({"GlorotUniform", "glorot_uniform"}, [](const json& c) { return std::make_shared<GlorotUniform>(seed_of(c)); });
-    add({"GlorotNormal", "glorot_normal"}, [](const json& c) { return std::make_shared<GlorotNormal>(seed_of(c)); });
-    add({"HeUniform", "he_uniform"}, [](const json& c) { return std::make_shared<HeUniform>(seed_of(c)); });
-    add({"HeNormal", "he_normal"}, [](const json& c) { return std::make_shared<HeNormal>(seed_of(c)); });
-    add({"LecunUniform", "lecun_uniform"}, [](const json& c) { return std::make_shared<LecunUniform>(seed_of(c)); });
-    add({"LecunNormal", "lecun_normal"}, [](const json& c) { return std::make_shared<LecunNormal>(seed_of(c)); });
+    add({"GlorotUniform", "glorot_uniform"}, [](const json& c) { return std::make_shared<GlorotUniform>(seed_of(c), axes_of(c, "input_axes"), axes_of(c, "output_axes")); });
+    add({"GlorotNormal", "glorot_normal"}, [](const json& c) { return std::make_shared<GlorotNormal>(seed_of(c), axes_of(c, "input_axes"), axes_of(c, "output_axes")); });
+    add({"HeUniform", "he_uniform"}, [](const json& c) { return std::make_shared<HeUniform>(seed_of(c), axes_of(c, "input_axes"), axes_of(c, "output_axes")); });
+    add({"HeNormal", "he_normal"}, [](const json& c) { return std::make_shared<HeNormal>(seed_of(c), axes_of(c, "input_axes"), axes_of(c, "output_axes")); });
+    add({"LecunUniform", "lecun_uniform"}, [](const json& c) { return std::make_shared<LecunUniform>(seed_of(c), axes_of(c, "input_axes"), axes_of(c, "output_axes")); });
+    add({"LecunNormal", "lecun_normal"}, [](const json& c) { return std::make_shared<LecunNormal>(seed_of(c), axes_of(c, "input_axes"), axes_of(c, "output_axes")); });
     add({"VarianceScaling", "variance_scaling"}, [](const json& c) {
       return std::make_shared<VarianceScaling>(num(c, "scale", 1.0), c.value("mode", std::string("fan_in")),
-                                               c.value("distribution", std::string("truncated_normal")), seed_of(c));
+                                               c.value("distribution", std::string("truncated_normal")), seed_of(c),
+                                               axes_of(c, "input_axes"), axes_of(c, "output_axes"));
     });
     add({"Zeros", "zeros", "zero"}, [](const json&) { return std::make_shared<Zeros>(); });
     add({"Ones", "ones", "one"}, [](const json&) { return std::make_shared<Ones>(); });

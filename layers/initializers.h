@@ -19,9 +19,16 @@ namespace keras::initializers {
 
 using Seed = std::optional<int64_t>;
 
-// (fan_in, fan_out) as Keras computes them: rank 0 -> (1, 1); rank 1 -> (n, n); rank 2 ->
-// (in, out); rank >= 3 (conv kernels) -> receptive field * (in channels, out channels).
-std::pair<double, double> compute_fans(const Shape& shape);
+// Axes of a weight that Keras 3.15's input_axes / output_axes name (negative: from the end);
+// nullopt is Keras's None.
+using Axes = std::optional<std::vector<int64_t>>;
+
+// (fan_in, fan_out) as Keras computes them: with both axis lists given, the products of the
+// extents along each (ValueError naming an axis outside the shape); otherwise rank 0 -> (1, 1);
+// rank 1 -> (n, n); rank 2 -> (in, out); rank >= 3 (conv kernels) -> receptive field * (in
+// channels, out channels).
+std::pair<double, double> compute_fans(const Shape& shape, const Axes& input_axes = std::nullopt,
+                                       const Axes& output_axes = std::nullopt);
 
 // Base of the random initializers: owns the seed.
 class RandomInitializer : public Initializer {
@@ -40,31 +47,43 @@ class RandomInitializer : public Initializer {
 
 // Samples with variance scale / n, n = fan_in, fan_out or their mean (`mode`). `distribution`:
 // "truncated_normal" (alias "normal"; stddev corrected for the truncation at 2 sigma),
-// "untruncated_normal" or "uniform" (limit sqrt(3 scale / n)). ValueError for a bad scale, mode
-// or distribution.
+// "untruncated_normal" or "uniform" (limit sqrt(3 scale / n)). `input_axes` / `output_axes`
+// choose the fans' axes (compute_fans). ValueError for a bad scale, mode or distribution.
 class VarianceScaling : public RandomInitializer {
  public:
   explicit VarianceScaling(double scale = 1.0, std::string mode = "fan_in",
-                           std::string distribution = "truncated_normal", Seed seed = std::nullopt);
+                           std::string distribution = "truncated_normal", Seed seed = std::nullopt,
+                           Axes input_axes = std::nullopt, Axes output_axes = std::nullopt);
   Tensor operator()(const Shape& shape, DType dtype = DType::float32) const override;
   std::string class_name() const override { return "VarianceScaling"; }
   json get_config() const override;
   double scale() const { return scale_; }
   const std::string& mode() const { return mode_; }
   const std::string& distribution() const { return distribution_; }
+  const Axes& input_axes() const { return input_axes_; }
+  const Axes& output_axes() const { return output_axes_; }
+
+ protected:
+  json axes_config() const;  // {"input_axes", "output_axes"}
 
  private:
   double scale_;
   std::string mode_, distribution_;
+  Axes input_axes_, output_axes_;
 };
 
-// The presets keep Keras's class names and their {"seed"} config.
-#define KERAS_VARIANCE_PRESET(Name, scale, mode, distribution)                               \
-  class Name : public VarianceScaling {                                                    \
-   public:                                                                                 \
-    explicit Name(Seed seed = std::nullopt) : VarianceScaling(scale, mode, distribution, seed) {} \
-    std::string class_name() const override { return #Name; }                              \
-    json get_config() const override { return {{"seed", seed_json()}}; }                   \
+// The presets keep Keras's class names and their {"seed", "input_axes", "output_axes"} config.
+#define KERAS_VARIANCE_PRESET(Name, scale, mode, distribution)                                        \
+  class Name : public VarianceScaling {                                                             \
+   public:                                                                                          \
+    explicit Name(Seed seed = std::nullopt, Axes input_axes = std::nullopt, Axes output_axes = std::nullopt) \
+        : VarianceScaling(scale, mode, distribution, seed, std::move(input_axes), std::move(output_axes)) {}  \
+    std::string class_name() const override { return #Name; }                                       \
+    json get_config() const override {                                                              \
+      json c = axes_config();                                                                       \
+      c["seed"] = seed_json();                                                                      \
+      return c;                                                                                     \
+    }                                                                                               \
   }
 KERAS_VARIANCE_PRESET(GlorotUniform, 1.0, "fan_avg", "uniform");
 KERAS_VARIANCE_PRESET(GlorotNormal, 1.0, "fan_avg", "truncated_normal");

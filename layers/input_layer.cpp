@@ -1,5 +1,6 @@
 #include "layers/input_layer.h"
 
+#include "layers/keras_signature.h"
 #include "layers/layer_registry.h"
 
 namespace keras::layers {
@@ -28,7 +29,8 @@ TensorList InputLayerImpl::call(const TensorList& inputs, const CallContext&) { 
 json InputLayerImpl::get_config() const {
   json shape = json::array();
   for (auto d : batch_shape_) shape.push_back(d < 0 ? json(nullptr) : json(d));
-  return {{"batch_shape", shape}, {"dtype", dtype_name(dtype_)}, {"sparse", false}, {"name", name()}};
+  return {{"batch_shape", shape}, {"dtype", dtype_name(dtype_)}, {"sparse", false},
+          {"ragged", false},       {"name", name()},                {"optional", false}};
 }
 
 KerasTensor InputLayerImpl::output() {
@@ -62,6 +64,12 @@ InputOptions input_options_from_config(const json& c) {
   }
   if (c.contains("dtype") && c["dtype"].is_string()) o.dtype = c["dtype"];
   o.name = c.value("name", "");
+  // Inputs here are dense tensors that are always given; absent keys (Keras 2, older Keras 3)
+  // mean false.
+  for (const char* key : {"sparse", "ragged", "optional"})
+    if (c.contains(key) && c[key] == true)
+      fail<NotImplementedError>("InputLayer '" + o.name + "' config '" + key + "'", "false", "true",
+                                "Only dense inputs that are always given are supported.");
   return o;
 }
 }  // namespace
@@ -69,5 +77,6 @@ InputOptions input_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(InputLayer, [](const json& c) -> LayerPtr {
   return std::make_shared<InputLayerImpl>(input_options_from_config(c));
 });
+KERAS_SIGNATURE(InputLayer, .built_at_init = true);
 
 }  // namespace keras::layers

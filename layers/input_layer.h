@@ -21,7 +21,7 @@ class InputLayerImpl : public Layer {
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& s) override { return s; }
   void validate_input(const std::vector<Shape>& input_shapes) const override;
-  json get_config() const override;  // batch_shape, dtype, sparse, name
+  json get_config() const override;  // batch_shape, dtype, sparse, ragged, name, optional (Keras 3.15)
   // The symbolic tensor this layer feeds into the graph (created on first request); also its input.
   KerasTensor output() override;
   KerasTensor input() override { return output(); }

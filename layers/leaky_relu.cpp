@@ -1,6 +1,7 @@
 #include "layers/leaky_relu.h"
 
 #include "backend/ops.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -35,5 +36,6 @@ LeakyReLUOptions leaky_relu_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(LeakyReLU, [](const json& c) -> LayerPtr {
   return std::make_shared<LeakyReLUImpl>(leaky_relu_options_from_config(c));
 });
+KERAS_SIGNATURE(LeakyReLU, .built_at_init = true);
 
 }  // namespace keras::layers

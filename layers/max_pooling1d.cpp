@@ -1,5 +1,6 @@
 #include "layers/max_pooling1d.h"
 
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -12,5 +13,6 @@ MaxPooling1DImpl::MaxPooling1DImpl(Pooling1DOptions options)
 }
 
 KERAS_REGISTER_LAYER(MaxPooling1D, [](const json& c) -> LayerPtr { return std::make_shared<MaxPooling1DImpl>(pooling1d_options_from_config(c)); });
+KERAS_SIGNATURE(MaxPooling1D, .built_at_init = true);
 
 }  // namespace keras::layers

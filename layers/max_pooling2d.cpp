@@ -1,5 +1,6 @@
 #include "layers/max_pooling2d.h"
 
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -12,5 +13,6 @@ MaxPooling2DImpl::MaxPooling2DImpl(Pooling2DOptions options)
 }
 
 KERAS_REGISTER_LAYER(MaxPooling2D, [](const json& c) -> LayerPtr { return std::make_shared<MaxPooling2DImpl>(pooling2d_options_from_config(c)); });
+KERAS_SIGNATURE(MaxPooling2D, .built_at_init = true);
 
 }  // namespace keras::layers

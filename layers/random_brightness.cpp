@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/spatial_args.h"
@@ -42,5 +43,6 @@ RandomBrightnessOptions random_brightness_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(RandomBrightness, [](const json& c) -> LayerPtr {
   return std::make_shared<RandomBrightnessImpl>(random_brightness_options_from_config(c));
 });
+KERAS_SIGNATURE(RandomBrightness, .training_default = true);
 
 }  // namespace keras::layers

@@ -1,5 +1,6 @@
 #include "layers/random_contrast.h"
 
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/spatial_args.h"
@@ -41,5 +42,6 @@ RandomContrastOptions random_contrast_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(RandomContrast, [](const json& c) -> LayerPtr {
   return std::make_shared<RandomContrastImpl>(random_contrast_options_from_config(c));
 });
+KERAS_SIGNATURE(RandomContrast, .training_default = true);
 
 }  // namespace keras::layers

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "layers/augment_args.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/resizing.h"
@@ -68,5 +69,6 @@ RandomCropOptions random_crop_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(RandomCrop, [](const json& c) -> LayerPtr {
   return std::make_shared<RandomCropImpl>(random_crop_options_from_config(c));
 });
+KERAS_SIGNATURE(RandomCrop, .training_default = true, .converts_inputs = false);
 
 }  // namespace keras::layers

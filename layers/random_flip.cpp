@@ -1,6 +1,7 @@
 #include "layers/random_flip.h"
 
 #include "layers/augment_args.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/spatial_args.h"
@@ -58,5 +59,6 @@ RandomFlipOptions random_flip_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(RandomFlip, [](const json& c) -> LayerPtr {
   return std::make_shared<RandomFlipImpl>(random_flip_options_from_config(c));
 });
+KERAS_SIGNATURE(RandomFlip, .training_default = true, .converts_inputs = false);
 
 }  // namespace keras::layers

@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "backend/ops_image.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/spatial_args.h"
@@ -57,5 +58,6 @@ RandomRotationOptions random_rotation_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(RandomRotation, [](const json& c) -> LayerPtr {
   return std::make_shared<RandomRotationImpl>(random_rotation_options_from_config(c));
 });
+KERAS_SIGNATURE(RandomRotation, .training_default = true);
 
 }  // namespace keras::layers

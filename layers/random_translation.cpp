@@ -1,6 +1,7 @@
 #include "layers/random_translation.h"
 
 #include "backend/ops_image.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/spatial_args.h"
@@ -62,5 +63,6 @@ RandomTranslationOptions random_translation_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(RandomTranslation, [](const json& c) -> LayerPtr {
   return std::make_shared<RandomTranslationImpl>(random_translation_options_from_config(c));
 });
+KERAS_SIGNATURE(RandomTranslation, .training_default = true);
 
 }  // namespace keras::layers

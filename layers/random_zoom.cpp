@@ -1,6 +1,7 @@
 #include "layers/random_zoom.h"
 
 #include "backend/ops_image.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/spatial_args.h"
@@ -65,5 +66,6 @@ RandomZoomOptions random_zoom_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(RandomZoom, [](const json& c) -> LayerPtr {
   return std::make_shared<RandomZoomImpl>(random_zoom_options_from_config(c));
 });
+KERAS_SIGNATURE(RandomZoom, .training_default = true);
 
 }  // namespace keras::layers

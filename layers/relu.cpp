@@ -1,6 +1,7 @@
 #include "layers/relu.h"
 
 #include "backend/ops.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -50,5 +51,6 @@ ReLUOptions relu_options_from_config(const json& c) {
 }
 
 KERAS_REGISTER_LAYER(ReLU, [](const json& c) -> LayerPtr { return std::make_shared<ReLUImpl>(relu_options_from_config(c)); });
+KERAS_SIGNATURE(ReLU, .built_at_init = true);
 
 }  // namespace keras::layers

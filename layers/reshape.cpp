@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/ops.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -87,5 +88,6 @@ ReshapeOptions reshape_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(Reshape, [](const json& c) -> LayerPtr {
   return std::make_shared<ReshapeImpl>(reshape_options_from_config(c));
 });
+KERAS_SIGNATURE(Reshape, .built_at_init = true);
 
 }  // namespace keras::layers

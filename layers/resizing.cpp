@@ -2,6 +2,7 @@
 
 #include "backend/ops_image.h"
 #include "layers/augment_args.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/spatial_args.h"
@@ -119,5 +120,6 @@ ResizingOptions resizing_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(Resizing, [](const json& c) -> LayerPtr {
   return std::make_shared<ResizingImpl>(resizing_options_from_config(c));
 });
+KERAS_SIGNATURE(Resizing, .training_default = true);
 
 }  // namespace keras::layers

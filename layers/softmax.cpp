@@ -1,6 +1,7 @@
 #include "layers/softmax.h"
 
 #include "backend/ops.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -36,5 +37,6 @@ SoftmaxOptions softmax_options_from_config(const json& c) {
 }
 
 KERAS_REGISTER_LAYER(Softmax, [](const json& c) -> LayerPtr { return std::make_shared<SoftmaxImpl>(softmax_options_from_config(c)); });
+KERAS_SIGNATURE(Softmax, .built_at_init = true, .takes_mask = true);
 
 }  // namespace keras::layers

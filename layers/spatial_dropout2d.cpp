@@ -1,5 +1,6 @@
 #include "layers/spatial_dropout2d.h"
 
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -50,5 +51,6 @@ SpatialDropout2DOptions spatial_dropout2d_options_from_config(const json& c) {
 KERAS_REGISTER_LAYER(SpatialDropout2D, [](const json& c) -> LayerPtr {
   return std::make_shared<SpatialDropout2DImpl>(spatial_dropout2d_options_from_config(c));
 });
+KERAS_SIGNATURE(SpatialDropout2D, .built_at_init = true, .training_default = false);
 
 }  // namespace keras::layers

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "keras/saving/detail/keras2_values.h"
+#include "keras/saving/detail/node_kwargs.h"
 #include "keras/saving/detail/operation_nodes.h"
 #include "keras/saving/model_config.h"
 #include "layers/layer_config.h"
@@ -31,10 +32,25 @@ std::string keras2_class_name(const json& obj) {
   return cls;
 }
 
+// Keras 3.15's fan axes of the variance-scaling initializers, which tf_keras's do not accept:
+// dropped at their default (None), refused otherwise.
+json without_fan_axes(const json& obj) {
+  json config = obj["config"];
+  if (obj.value("module", json()) != "keras.initializers" || !config.is_object()) return config;
+  for (const char* key : {"input_axes", "output_axes"}) {
+    if (!config.contains(key)) continue;
+    if (!config[key].is_null())
+      fail<ValueError>("to_keras2: initializer " + obj["class_name"].get<std::string>() + " '" + key + "'",
+                       "null (Keras 2 has no fan axes)", config[key].dump(), "Save this model as .keras instead.");
+    config.erase(key);
+  }
+  return config;
+}
+
 }  // namespace
 
 json keras2_values(const json& j) {
-  if (is_keras3_object(j)) return {{"class_name", keras2_class_name(j)}, {"config", keras2_values(j["config"])}};
+  if (is_keras3_object(j)) return {{"class_name", keras2_class_name(j)}, {"config", keras2_values(without_fan_axes(j))}};
   if (j.is_array()) {
     json out = json::array();
     for (const auto& v : j) out.push_back(keras2_values(v));
@@ -66,6 +82,9 @@ json layer_config_keras2(const std::string& cls, const json& config, const std::
       fail<ValueError>(where + " 'rms_scaling'", "false (Keras 2 has no RMS scaling)", "true",
                        "Save this model as .keras instead.");
     c.erase("rms_scaling");
+  } else if (cls == "BatchNormalization" && c.value("renorm", json(false)) == false) {
+    // tf_keras writes the renorm keys only for renorm=True.
+    for (const char* key : {"renorm", "renorm_clipping", "renorm_momentum"}) c.erase(key);
   }
   if (c.contains("quantization_config") && c["quantization_config"].is_null()) c.erase("quantization_config");
   return c;
@@ -117,7 +136,8 @@ class FunctionalKeras2 {
       auto ref = [&](const json& h) { return legacy_ref(h); };
       for (size_t n = 0; n < nodes.size(); ++n) {
         std::string wn = w + " inbound_nodes[" + std::to_string(n) + "]";
-        out["inbound_nodes"].push_back(op ? detail::operation_node_keras2(e, nodes[n], ref, wn) : node(nodes[n], wn));
+        out["inbound_nodes"].push_back(op ? detail::operation_node_keras2(e, nodes[n], ref, wn)
+                                          : node(e["class_name"].get<std::string>(), nodes[n], wn));
       }
       layers.push_back(std::move(out));
     }
@@ -135,8 +155,10 @@ class FunctionalKeras2 {
     return it != class_of_.end() && is_model_class(it->second);
   }
 
-  // Keras 2 counts a nested model's first call as node 1 (node 0 is the model's own).
-  json node(const json& n, const std::string& where) const {
+  // Keras 2 counts a nested model's first call as node 1 (node 0 is the model's own). Keras 2
+  // records only the arguments a caller passed, and honours them: the call defaults Keras 3
+  // records (Dropout's training=false, a mask of None) are left out.
+  json node(const std::string& cls, const json& n, const std::string& where) const {
     if (n.is_array()) return n;  // already a legacy node list
     if (!n.is_object() || !n.contains("args"))
       fail<ValueError>(where, "a node {\"args\", \"kwargs\"}", n.dump().substr(0, 200));
@@ -145,7 +167,7 @@ class FunctionalKeras2 {
     json kwargs = json::object();
     if (n.contains("kwargs") && n["kwargs"].is_object())
       for (const auto& [k, v] : n["kwargs"].items())
-        if (!v.is_null()) kwargs[k] = v;
+        if (!v.is_null() && !detail::is_call_default(cls, k, v)) kwargs[k] = v;
     json out = json::array();
     for (const auto& t : tensors) {
       json r = legacy_ref(t["config"].at("keras_history"));

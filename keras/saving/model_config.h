@@ -31,7 +31,11 @@ using json = nlohmann::json;
 // "registered_name", "build_config"}; every layer inside is a Keras 3 object (built-ins: module
 // "keras.layers", registered_name null; custom classes registered with a package:
 // registered_name "package>Class"), layer dtypes are DTypePolicy objects, functional layer entries
-// carry "name" and "inbound_nodes" ({"args", "kwargs"} with __keras_tensor__ entries).
+// carry "name" and "inbound_nodes" ({"args", "kwargs"} with __keras_tensor__ entries). As Keras
+// 3.15 writes it (layers/keras_signature.h): a "build_config" only for a built layer whose Keras
+// class is not built at construction, node kwargs with the call defaults Keras records (Dropout's
+// "training": false, BatchNormalization's "mask": null, a nested model's "mask"), and a nested
+// model's "compile_config" ({} until compiled).
 // A model subclass is written as its registered class (custom object) when it is registered.
 // An OpLayer read from a Keras 3 operation node or a TFOpLambda is written as Keras 3's operation
 // node ({"module": "keras.src.ops.numpy", "class_name": "Add", "config": {"name"}, ...} with its
@@ -47,11 +51,14 @@ json serialize_model(const Model& model);
 // level (custom classes as class_name "package>Class"), no module/registered_name/build_config,
 // dtype strings, InputLayer batch_input_shape, legacy node lists [[layer, node, tensor, kwargs]],
 // class_name "Functional", Sequential config {"name", "layers"}. Keras-3-only config keys are
-// translated (LeakyReLU negative_slope -> alpha) or dropped when at their Keras 2 meaning; Keras 3
+// translated (LeakyReLU negative_slope -> alpha) or dropped when at their Keras 2 meaning (InputLayer
+// optional, Dense quantization_config, BatchNormalization renorm*, the initializers' null
+// input_axes/output_axes), and so are the call defaults Keras 3 records in node kwargs (tf_keras
+// would honour them as given: Dropout's training=false would never drop out); Keras 3
 // operation nodes become the TFOpLambda layers tf_keras writes (Add(x, 3.0) -> function
 // "__operators__.add", node [x, 0, 0, {"y": 3.0, "name": null}]).
 // Throws ValueError naming the entry for a config that is not a Keras 3 model object or that
-// Keras 2 cannot express (LayerNormalization rms_scaling=true).
+// Keras 2 cannot express (LayerNormalization rms_scaling=true, an initializer's input_axes).
 // Known Keras limitation: Keras 3 misreads Keras 2 node lists that reference a nested model (it
 // ignores the +1 offset), so an .h5 with nested models loads in tf_keras but not in Keras 3.
 json to_keras2(const json& keras3_object);
@@ -65,7 +72,9 @@ json to_keras2(const json& keras3_object);
 // objects; nested models; layers shared at different depths (rebuilt with a worklist); Keras 3
 // operation nodes (also without module, as Keras 3's legacy .h5 writes them) and tf_keras
 // TFOpLambda layers for the operations of layers/keras_operation.h, as OpLayers. Weights
-// are fresh (initializers); copy weights separately.
+// are fresh (initializers); copy weights separately. A Keras 3 node's recorded call default
+// (Dropout's training=false, a mask of None) is not replayed; explicit arguments are, and every
+// `training` of a Keras 2 node list (tf_keras records only what the caller passed).
 // Throws TypeError for an unknown class (naming it and listing the registered ones), ValueError
 // naming the JSON entry for a config of the wrong schema (not an object, missing layers, a node
 // naming an unknown layer, a bad node/tensor index, an unresolvable graph), NotImplementedError

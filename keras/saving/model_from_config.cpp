@@ -7,10 +7,11 @@
 #include <optional>
 #include <typeinfo>
 
+#include "keras/saving/detail/node_kwargs.h"
 #include "keras/saving/detail/operation_nodes.h"
 #include "keras/saving/model_config.h"
 #include "keras/models/sequential.h"
-#include "layers/image_preprocessing_layer.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -72,12 +73,13 @@ Ref parse_ref(const json& r, const std::string& where) {
   return {r[0].get<std::string>(), r[1].get<int>(), r[2].get<int>()};
 }
 
-// Call arguments this framework can replay: `training`; null-valued keys (mask=None) are ignored.
+// Call arguments this framework can replay: `training`; keys holding no tensor (mask=None, or a
+// None per input) are ignored.
 void read_kwargs(const json& kwargs, CallArgs& args, const std::string& where) {
   if (kwargs.is_null()) return;
   if (!kwargs.is_object()) fail<ValueError>(where, "a kwargs object", brief(kwargs));
   for (const auto& [k, v] : kwargs.items()) {
-    if (v.is_null()) continue;
+    if (detail::holds_no_tensor(v)) continue;
     if (k == "training" && v.is_boolean()) {
       args.training = v.get<bool>();
       continue;
@@ -191,10 +193,14 @@ class FunctionalReader {
           slot.pending.push_back(parse_node(nodes[n], w + " inbound_nodes[" + std::to_string(n) + "]"));
       }
       if (slot.layer->name() != name) slot.layer->set_name(name);
-      // Keras 3 records its call default training=True on image preprocessing layers and
-      // overrides it with the model's mode: not replayed (layers/image_preprocessing_layer.h).
-      if (std::dynamic_pointer_cast<layers::ImagePreprocessingLayer>(slot.layer))
-        for (auto& node : slot.pending) node.args.training.reset();
+      // Keras 3 records a call's training default (Dropout's false, the image preprocessing
+      // layers' true) as if it were given, and its Functional.call replaces it by the model's
+      // mode: not replayed (detail/node_kwargs.h), so a Keras model with augmentation predicts
+      // without augmenting, as in Keras. Keras 2 node lists record only what the caller passed.
+      for (auto& node : slot.pending)
+        if (!node.legacy && node.args.training &&
+            detail::is_call_default(slot.layer->class_name(), "training", *node.args.training))
+          node.args.training.reset();
       if (auto input = std::dynamic_pointer_cast<layers::InputLayerImpl>(slot.layer)) {
         if (!slot.pending.empty())
           fail<ValueError>(w + " 'inbound_nodes'", "none for an InputLayer", brief(e["inbound_nodes"]));
@@ -355,6 +361,11 @@ std::shared_ptr<Model> sequential_at(const json& config, const std::string& wher
 KERAS_REGISTER_LAYER(Functional, [](const json& c) -> LayerPtr { return model_config_detail::functional_from_config(c); });
 KERAS_REGISTER_LAYER(Model, [](const json& c) -> LayerPtr { return model_config_detail::functional_from_config(c); });
 KERAS_REGISTER_LAYER(Sequential, [](const json& c) -> LayerPtr { return model_config_detail::sequential_from_config(c); });
+// Functional.call(inputs, training=None, mask=None) and Sequential.call alike; a Functional takes
+// its inputs unconverted (Functional.__init__ sets _convert_input_args = False).
+KERAS_SIGNATURE(Functional, .takes_mask = true, .converts_inputs = false);
+KERAS_SIGNATURE(Model, .takes_mask = true, .converts_inputs = false);
+KERAS_SIGNATURE(Sequential, .takes_mask = true);
 
 }  // namespace
 

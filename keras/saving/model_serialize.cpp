@@ -3,9 +3,12 @@
 #include <set>
 #include <typeinfo>
 
+#include "keras/saving/compile_config.h"
+#include "keras/saving/detail/node_kwargs.h"
 #include "keras/saving/detail/operation_nodes.h"
 #include "keras/saving/model_config.h"
 #include "keras/models/sequential.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/op_layer.h"
@@ -27,6 +30,17 @@ json build_shapes_json(const std::vector<Shape>& shapes) {
 
 json serialize_layer(const Layer& layer);
 
+// A layer inside a model. Keras's serialize_keras_object adds a model's compile config ({} until
+// it is compiled).
+json serialize_entry(const Layer& layer) {
+  json obj = serialize_layer(layer);
+  if (auto model = dynamic_cast<const Model*>(&layer)) {
+    json compiled = saving::compile_config(*model);
+    obj["compile_config"] = compiled.is_null() ? json::object() : std::move(compiled);
+  }
+  return obj;
+}
+
 // A layer that is not a Functional/Sequential model: its registered class and get_config().
 json serialize_plain_layer(const Layer& layer) {
   const std::string cls = layer.class_name();
@@ -46,8 +60,9 @@ json serialize_plain_layer(const Layer& layer) {
                     "Register it with keras::register_layer(\"" + cls +
                         "\", factory, \"package\") so that the saved model can be loaded.");
   json config = layer.get_config();
-  // Keras 3 writes layer dtypes as DTypePolicy objects; InputLayer keeps a plain dtype name.
-  if (cls != "InputLayer" && config.contains("dtype") && config["dtype"].is_string())
+  // Keras 3 writes layer dtypes as DTypePolicy objects; InputLayer and SpatialDropout2D (whose
+  // get_config is its own: rate, seed, name, dtype) keep a plain dtype name.
+  if (cls != "InputLayer" && cls != "SpatialDropout2D" && config.contains("dtype") && config["dtype"].is_string())
     config["dtype"] = dtype_policy(config["dtype"].get<std::string>());
   // Keras 3's SpatialDropout2D neither writes nor accepts `trainable` (it is weightless).
   if (cls == "SpatialDropout2D") config.erase("trainable");
@@ -65,7 +80,9 @@ json serialize_plain_layer(const Layer& layer) {
     obj = config::keras_object(registered.substr(0, registered.find('>')), cls, config);
     obj["registered_name"] = registered;
   }
-  if (layer.built() && cls != "InputLayer") obj["build_config"] = {{"input_shape", build_shapes_json(layer.build_input_shapes())}};
+  // Keras records the shapes its build() wrapper saw; a class built at construction has none.
+  if (layer.built() && !keras_signature(cls).built_at_init)
+    obj["build_config"] = {{"input_shape", build_shapes_json(layer.build_input_shapes())}};
   return obj;
 }
 
@@ -92,7 +109,7 @@ class FunctionalWriter {
   json write() const {
     json layers = json::array();
     for (const auto& l : model_.layers()) {
-      json entry = serialize_layer(*l);
+      json entry = serialize_entry(*l);
       entry["name"] = l->name();
       entry["inbound_nodes"] = json::array();
       for (const auto& [index, node] : nodes_.at(l.get())) {
@@ -139,7 +156,11 @@ class FunctionalWriter {
       args.push_back(std::move(list));
     }
     json kwargs = json::object();
-    if (node.args.training) kwargs["training"] = *node.args.training;
+    if (op && op->keras_call()) {
+      if (node.args.training) kwargs["training"] = *node.args.training;
+    } else {
+      kwargs = detail::recorded_kwargs(layer, node);
+    }
     return {{"args", std::move(args)}, {"kwargs", std::move(kwargs)}};
   }
 
@@ -170,7 +191,7 @@ json serialize_sequential(const Sequential& model) {
     config["build_input_shape"] = config::shape_to_json(input.shape);
     build_config = {{"input_shape", config::shape_to_json(input.shape)}};
   }
-  for (const auto& l : model.layers()) layers.push_back(serialize_layer(*l));
+  for (const auto& l : model.layers()) layers.push_back(serialize_entry(*l));
   config["layers"] = std::move(layers);
   json obj = config::keras_object("keras", "Sequential", config);
   if (!build_config.is_null()) obj["build_config"] = std::move(build_config);

@@ -5,8 +5,10 @@
 #include "layers/dropout.h"
 #include "layers/flatten.h"
 #include "layers/initializers.h"
+#include "layers/input_layer.h"
 #include "layers/layer_registry.h"
 #include "layers/reshape.h"
+#include "support/expect_error.h"
 #include "support/layer_harness.h"
 
 using namespace keras;
@@ -165,6 +167,30 @@ TEST(Dense, ReadsKeras2AndKeras3Configs) {
   json none = {{"units", 2}, {"activation", nullptr}};
   EXPECT_EQ(layer_from_config("Dense", none)->get_config()["activation"], "linear");
   EXPECT_THROW(layer_from_config("Dense", json::object()), ValueError);
+}
+
+// Keras 3.15 writes quantization_config (null for a float Dense); a quantized or LoRA Dense has
+// other weights, and is refused by name.
+TEST(Dense, QuantizationConfig) {
+  EXPECT_TRUE(layers::Dense({.units = 2})->get_config().at("quantization_config").is_null());
+  keras::testing::expect_error<NotImplementedError>(
+      [] { layer_from_config("Dense", {{"name", "q"}, {"units", 2}, {"quantization_config", {{"mode", "int8"}}}}); },
+      {"'q'", "quantization_config", "int8"});
+  keras::testing::expect_error<NotImplementedError>(
+      [] { layer_from_config("Dense", {{"name", "lora"}, {"units", 2}, {"lora_rank", 4}}); }, {"'lora'", "lora_rank"});
+}
+
+// Keras 3.15's InputLayer config; older ones lack ragged/optional. Sparse, ragged and optional
+// inputs are refused by name.
+TEST(InputLayer, KerasKeys) {
+  auto x = layers::Input({3}, {.name = "x"});
+  EXPECT_EQ(x.layer->get_config(), json::parse(R"({"batch_shape": [null, 3], "dtype": "float32", "sparse": false,
+                                                  "ragged": false, "name": "x", "optional": false})"));
+  EXPECT_EQ(layer_from_config("InputLayer", {{"batch_shape", {nullptr, 3}}, {"name", "old"}})->get_config()["optional"], false);
+  for (const char* key : {"sparse", "ragged", "optional"})
+    keras::testing::expect_error<NotImplementedError>(
+        [&] { layer_from_config("InputLayer", {{"batch_shape", {nullptr, 3}}, {"name", "in"}, {key, true}}); },
+        {"'in'", key});
 }
 
 TEST(Reshape, BadSizeNamesLayer) {

@@ -63,6 +63,25 @@ TEST(Initializers, ComputeFans) {
   EXPECT_EQ(init::compute_fans({5, 4, 8}), (std::pair<double, double>{20, 40}));
 }
 
+// Keras 3.15's input_axes / output_axes (values from keras.src.initializers compute_fans): used
+// only when both are given; negative axes count from the end.
+TEST(Initializers, ComputeFansOverChosenAxes) {
+  EXPECT_EQ(init::compute_fans({3, 3, 16, 32}, std::vector<int64_t>{0, 1, 2}, std::vector<int64_t>{3}),
+            (std::pair<double, double>{144, 32}));
+  EXPECT_EQ(init::compute_fans({4, 5, 6}, std::vector<int64_t>{-1}, std::vector<int64_t>{0, 1}),
+            (std::pair<double, double>{6, 20}));
+  EXPECT_EQ(init::compute_fans({4, 5, 6}, std::vector<int64_t>{0}, std::nullopt), (std::pair<double, double>{20, 24}));
+  EXPECT_THROW(init::compute_fans({4, 5}, std::vector<int64_t>{2}, std::vector<int64_t>{0}), ValueError);
+  // fan_in = 300 (axis 1) instead of 200.
+  expect_uniform(init::HeUniform(std::nullopt, std::vector<int64_t>{1}, std::vector<int64_t>{0}), std::sqrt(6.0 / 300));
+  // Keras's config, and read back from it.
+  init::HeUniform he(std::nullopt, std::vector<int64_t>{1}, std::vector<int64_t>{0});
+  EXPECT_EQ(he.get_config(), json::parse(R"({"seed": null, "input_axes": [1], "output_axes": [0]})"));
+  auto back = init::from_config(init::serialize(std::make_shared<init::HeUniform>(he)));
+  EXPECT_EQ(back->get_config(), he.get_config());
+  EXPECT_THROW(init::from_config(json::parse(R"({"class_name": "HeUniform", "config": {"input_axes": 1}})")), ValueError);
+}
+
 TEST(Initializers, VarianceScalingPresetsMatchKerasFormulas) {
   expect_uniform(init::GlorotUniform(), std::sqrt(6.0 / 500));
   expect_uniform(init::HeUniform(), std::sqrt(6.0 / 200));
@@ -175,10 +194,15 @@ TEST(Initializers, ConfigRoundTrip) {
     InitializerPtr k2 = init::from_config({{"class_name", i->class_name()}, {"config", i->get_config()}});
     EXPECT_EQ(k2->get_config(), i->get_config());
   }
-  EXPECT_EQ(init::GlorotUniform().get_config(), json({{"seed", nullptr}}));
+  // Keras 3.15's configs (tests/data/keras/applications/*.k3.json.gz).
+  EXPECT_EQ(init::GlorotUniform().get_config(), json({{"seed", nullptr}, {"input_axes", nullptr}, {"output_axes", nullptr}}));
   EXPECT_EQ(init::RandomUniform(-1, 2, 3).get_config(), json({{"minval", -1.0}, {"maxval", 2.0}, {"seed", 3}}));
   EXPECT_EQ(init::VarianceScaling().get_config(),
-            json({{"scale", 1.0}, {"mode", "fan_in"}, {"distribution", "truncated_normal"}, {"seed", nullptr}}));
+            json({{"scale", 1.0}, {"mode", "fan_in"}, {"distribution", "truncated_normal"}, {"seed", nullptr},
+                  {"input_axes", nullptr}, {"output_axes", nullptr}}));
+  // Keras 2 and Keras 3 before 3.15 write no axes.
+  EXPECT_EQ(init::from_config(json::parse(R"({"class_name": "GlorotUniform", "config": {"seed": 3}})"))->get_config(),
+            json({{"seed", 3}, {"input_axes", nullptr}, {"output_axes", nullptr}}));
   // Keras 3 file form of Orthogonal, a bare string, and null.
   json k3 = json::parse(R"({"module": "keras.initializers", "class_name": "OrthogonalInitializer",
                             "config": {"gain": 2.0, "seed": 5}, "registered_name": null})");

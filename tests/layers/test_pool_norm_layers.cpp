@@ -27,6 +27,7 @@
 #include "layers/spatial_dropout2d.h"
 #include "layers/up_sampling2d.h"
 #include "layers/zero_padding2d.h"
+#include "support/expect_error.h"
 #include "support/layer_harness.h"
 
 using namespace keras;
@@ -296,6 +297,25 @@ TEST(BatchNormalization, KerasConfigRoundTrip) {
   // Keras 2 writes the axis as a list.
   json keras2 = {{"name", "bn"}, {"axis", {3}}, {"momentum", 0.99}, {"epsilon", 0.001}};
   EXPECT_EQ(layer_from_config("BatchNormalization", keras2)->get_config()["axis"], 3);
+}
+
+// Keras 3.15 writes renorm, renorm_clipping and renorm_momentum; configs without them (Keras 2's
+// V1, hand-written) read as Keras's defaults. Batch renormalization itself is refused, so a model
+// that uses it is never trained as plain batch normalization.
+TEST(BatchNormalization, RenormKeys) {
+  json c = layer_from_config("BatchNormalization", {{"name", "bn"}})->get_config();
+  EXPECT_EQ(c["renorm"], false);
+  EXPECT_TRUE(c["renorm_clipping"].is_null());
+  EXPECT_DOUBLE_EQ(c["renorm_momentum"].get<double>(), 0.99);
+  json kept = {{"name", "bn"}, {"renorm", false}, {"renorm_clipping", {{"rmax", 3.0}}}, {"renorm_momentum", 0.9}};
+  json back = layer_from_config("BatchNormalization", kept)->get_config();
+  EXPECT_EQ(back["renorm_clipping"], kept["renorm_clipping"]);
+  EXPECT_DOUBLE_EQ(back["renorm_momentum"].get<double>(), 0.9);
+  keras::testing::expect_error<NotImplementedError>(
+      [] { layer_from_config("BatchNormalization", {{"name", "bn_r"}, {"renorm", true}}); }, {"'bn_r'", "renorm"});
+  keras::testing::expect_error<NotImplementedError>(
+      [] { layers::BatchNormalization({.renorm = true, .name = "bn_c"}); }, {"'bn_c'", "renorm"});
+  EXPECT_THROW(layer_from_config("BatchNormalization", {{"renorm_clipping", 3}}), ValueError);
 }
 
 // ---------------- configs of the weightless layers ----------------

@@ -64,45 +64,11 @@ inline void json_differences(const json& ours, const json& keras, const std::str
   }
 }
 
-// Keys Keras 3.15 writes that this framework's serializer does not (yet), none of them
-// specific to the zoo: InputLayer's ragged/optional, the variance-scaling initializers'
-// input_axes/output_axes, BatchNormalization's renorm*, Dense's quantization_config, the
-// call defaults Keras records in a node's kwargs (BatchNormalization and Sequential mask=None,
-// Dropout training=False), and the empty compile_config of an uncompiled nested Sequential
-// (ConvNeXt's stem; compile configs are written only when compiled, see below). Each is skipped only where we leave it out and Keras wrote its default
-// (the feature unused), so a value that matters still fails.
-inline const std::map<std::string, json>& serializer_gaps() {
-  static const std::map<std::string, json> gaps = {
-      {"ragged", false},      {"optional", false},          {"input_axes", nullptr},
-      {"output_axes", nullptr}, {"renorm", false},          {"renorm_clipping", nullptr},
-      {"renorm_momentum", 0.99}, {"quantization_config", nullptr}, {"mask", nullptr},
-      {"training", false},    {"compile_config", json::object()}};
-  return gaps;
-}
-
-// Removes the serializer gaps from `keras` where `ours` lacks them, and the build_config of a
-// layer Keras wrote none for (Keras records one only for layers that define build(): the
-// weighted ones and the merges; ours for every built layer). Returns how many were removed.
-inline int strip_serializer_gaps(json& ours, json& keras) {
-  int removed = 0;
-  if (ours.is_object() && keras.is_object()) {
-    for (const auto& [key, value] : serializer_gaps())
-      if (keras.contains(key) && !ours.contains(key) && keras[key] == value) keras.erase(key), ++removed;
-    if (ours.contains("build_config") && !keras.contains("build_config") && keras.contains("inbound_nodes"))
-      ours.erase("build_config"), ++removed;
-    for (auto& [key, value] : keras.items())
-      if (ours.contains(key)) removed += strip_serializer_gaps(ours[key], value);
-  } else if (ours.is_array() && keras.is_array() && ours.size() == keras.size()) {
-    for (size_t i = 0; i < ours.size(); ++i) removed += strip_serializer_gaps(ours[i], keras[i]);
-  }
-  return removed;
-}
-
 // model.to_json() against Keras 3's to_json() for the same arguments, as JSON objects (floats
-// normalised): every layer, its config, its inbound nodes, the model's inputs and outputs. Left
-// out: the serializer gaps above, and the top-level "compile_config" ({} for an uncompiled
-// model), which Keras's Model.to_json adds and this framework's to_json writes only when
-// compiled (compile configs belong to saving, keras/saving/compile_config.h).
+// normalised): every layer, its config and build_config, its inbound nodes with their kwargs,
+// the model's inputs and outputs. Left out: only the top-level "compile_config" ({} for an
+// uncompiled model), which Keras's Model.to_json adds and this framework's to_json writes only
+// when compiled (compile configs belong to saving, keras/saving/compile_config.h).
 inline void expect_config_matches_keras(const Model& model, const std::string& stem) {
   json keras = fixture_json(stem, ".k3.json");
   KERAS_REQUIRE_FIXTURE(keras, stem);
@@ -111,7 +77,6 @@ inline void expect_config_matches_keras(const Model& model, const std::string& s
     std::ofstream(std::string(dir) + "/" + stem + ".ours.json") << text;
   json ours = json::parse(text);
   keras.erase("compile_config");
-  strip_serializer_gaps(ours, keras);
   std::vector<std::string> diffs;
   json_differences(ours, keras, "", diffs);
   for (size_t i = 0; i < diffs.size() && i < 12; ++i) ADD_FAILURE() << stem << " config" << diffs[i];
