@@ -1,6 +1,8 @@
 // to_keras2: a Keras 3 model object rewritten in the plain Keras 2 schema (keras-formats.md §4a),
 // the schema of legacy .h5 `model_config` that tf_keras 2.x and Keras 3 both read.
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "keras/saving/detail/keras2_values.h"
 #include "keras/saving/detail/node_kwargs.h"
@@ -64,6 +66,48 @@ json keras2_values(const json& j) {
 
 namespace {
 
+// The image preprocessing layers' Keras-3-only keys, each with the value tf_keras 2.21 implies
+// (it has channels_last images only, no padding/antialiasing in Resizing, and RandomContrast
+// clips to [0, 255]): dropped at that value, refused at any other.
+const std::map<std::string, std::vector<std::pair<const char*, json>>>& keras3_only_image_keys() {
+  static const json channels_last = "channels_last";
+  static const std::map<std::string, std::vector<std::pair<const char*, json>>> keys = {
+      {"Resizing",
+       {{"data_format", channels_last},
+        {"pad_to_aspect_ratio", false},
+        {"fill_mode", "constant"},
+        {"fill_value", 0.0},
+        {"antialias", false}}},
+      {"CenterCrop", {{"data_format", channels_last}}},
+      {"RandomCrop", {{"data_format", channels_last}}},
+      {"RandomFlip", {{"data_format", channels_last}}},
+      {"RandomRotation", {{"data_format", channels_last}}},
+      {"RandomZoom", {{"data_format", channels_last}}},
+      {"RandomTranslation", {{"data_format", channels_last}}},
+      {"RandomContrast", {{"data_format", channels_last}, {"value_range", json::array({0, 255})}}},
+      {"RandomBrightness", {{"data_format", channels_last}}},
+  };
+  return keys;
+}
+
+// tf_keras's random image layers (BaseRandomLayer) write their generator type.
+bool is_keras2_random_layer(const std::string& cls) {
+  return cls.rfind("Random", 0) == 0 && keras3_only_image_keys().count(cls);
+}
+
+void drop_keras3_only_image_keys(const std::string& cls, json& c, const std::string& where) {
+  auto it = keras3_only_image_keys().find(cls);
+  if (it == keras3_only_image_keys().end()) return;
+  for (const auto& [key, implied] : it->second) {
+    if (!c.contains(key)) continue;
+    if (c[key] != implied)
+      fail<ValueError>(where + " " + cls + " '" + key + "'", implied.dump() + " (the only value tf_keras has)",
+                       c[key].dump(), "Save this model as .keras instead.");
+    c.erase(key);
+  }
+  if (is_keras2_random_layer(cls) && !c.contains("rng_type")) c["rng_type"] = "stateful";
+}
+
 // Keras-3-only keys tf_keras does not accept, translated or dropped at their Keras 2 meaning.
 json layer_config_keras2(const std::string& cls, const json& config, const std::string& where) {
   json c = keras2_values(config);
@@ -86,6 +130,7 @@ json layer_config_keras2(const std::string& cls, const json& config, const std::
     // tf_keras writes the renorm keys only for renorm=True.
     for (const char* key : {"renorm", "renorm_clipping", "renorm_momentum"}) c.erase(key);
   }
+  drop_keras3_only_image_keys(cls, c, where);
   if (c.contains("quantization_config") && c["quantization_config"].is_null()) c.erase("quantization_config");
   return c;
 }
