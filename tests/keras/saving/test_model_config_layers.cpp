@@ -53,7 +53,7 @@ const std::vector<LayerCase>& layer_cases() {
       {"Normalization", {{"axis", nullptr}, {"mean", 0.5}, {"variance", 2.0}, {"invert", true}}, {{4}}},
       {"ReLU", {{"max_value", 6.0}}, {{4}}},
       {"RandomBrightness", {{"factor", 0.2}, {"seed", 1}}, {{4, 4, 2}}},
-      {"RandomContrast", {{"factor", 0.2}, {"value_range", {0, 1}}}, {{4, 4, 2}}},
+      {"RandomContrast", {{"factor", 0.2}, {"value_range", {0, 255}}}, {{4, 4, 2}}},
       {"RandomCrop", {{"height", 4}, {"width", 5}, {"seed", 3}}, {{4, 5, 2}}},
       {"RandomFlip", {{"mode", "horizontal"}}, {{4, 4, 2}}},
       {"RandomRotation", {{"factor", 0.1}, {"fill_mode", "constant"}}, {{4, 4, 2}}},
