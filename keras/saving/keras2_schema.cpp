@@ -68,7 +68,8 @@ namespace {
 
 // The image preprocessing layers' Keras-3-only keys, each with the value tf_keras 2.21 implies
 // (it has channels_last images only, no padding/antialiasing in Resizing, and RandomContrast
-// clips to [0, 255]): dropped at that value, refused at any other.
+// clips to [0, 255]): dropped at that value, refused at any other. The "rng_type" tf_keras's random
+// layers add is not written: tf_keras defaults it, and Keras 3 refuses it in a legacy .h5.
 const std::map<std::string, std::vector<std::pair<const char*, json>>>& keras3_only_image_keys() {
   static const json channels_last = "channels_last";
   static const std::map<std::string, std::vector<std::pair<const char*, json>>> keys = {
@@ -90,11 +91,6 @@ const std::map<std::string, std::vector<std::pair<const char*, json>>>& keras3_o
   return keys;
 }
 
-// tf_keras's random image layers (BaseRandomLayer) write their generator type.
-bool is_keras2_random_layer(const std::string& cls) {
-  return cls.rfind("Random", 0) == 0 && keras3_only_image_keys().count(cls);
-}
-
 void drop_keras3_only_image_keys(const std::string& cls, json& c, const std::string& where) {
   auto it = keras3_only_image_keys().find(cls);
   if (it == keras3_only_image_keys().end()) return;
@@ -105,7 +101,6 @@ void drop_keras3_only_image_keys(const std::string& cls, json& c, const std::str
                        c[key].dump(), "Save this model as .keras instead.");
     c.erase(key);
   }
-  if (is_keras2_random_layer(cls) && !c.contains("rng_type")) c["rng_type"] = "stateful";
 }
 
 // Keras-3-only keys tf_keras does not accept, translated or dropped at their Keras 2 meaning.
