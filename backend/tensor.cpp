@@ -204,6 +204,10 @@ void Tensor::fill_(double value) {
 
 bool Tensor::requires_grad() const { return impl().requires_grad || impl().grad_fn != nullptr; }
 
+Tensor Tensor::keras_mask() const { return impl().keras_mask ? Tensor(impl().keras_mask) : Tensor(); }
+
+void Tensor::set_keras_mask(const Tensor& mask) const { impl().keras_mask = mask.impl_shared(); }
+
 Tensor& Tensor::set_requires_grad(bool value) {
   impl().requires_grad = value;
   return *this;

@@ -30,6 +30,9 @@ struct TensorImpl {
   bool requires_grad = false;      // leaf flag: gradients are wanted for this tensor
   std::shared_ptr<Node> grad_fn;   // set on outputs of recorded ops
   int output_index = 0;            // which output of grad_fn this is
+  // Keras's `_keras_mask`: which timesteps of this tensor are real (boolean, the leading axes of
+  // the tensor). Layers set it; the backend only carries it, and no op propagates it.
+  std::shared_ptr<TensorImpl> keras_mask;
 };
 
 class Tensor {
@@ -94,6 +97,12 @@ class Tensor {
   Tensor& set_requires_grad(bool value);
   const std::shared_ptr<Node>& grad_fn() const { return impl().grad_fn; }
   Tensor detach() const;  // shares storage, no grad history
+
+  // ---- Keras mask (keras.backend.get_keras_mask / set_keras_mask) ----
+  // The mask attached by the layer that produced this tensor; undefined when none.
+  Tensor keras_mask() const;
+  // Attaches `mask` (undefined clears it) to this tensor and every handle sharing it.
+  void set_keras_mask(const Tensor& mask) const;
 
   // ---- values ----
   double item() const;  // one-element tensors only; ValueError otherwise

@@ -239,7 +239,7 @@ std::vector<Shape> Layer::compute_output_shape(const std::vector<Shape>& input_s
       if (d < 0) d = 1;
     probes.push_back(Tensor::zeros(concrete));
   }
-  TensorList outs = call(probes, CallContext{false});
+  TensorList outs = call(probes, CallContext{false, {}, current_args_.keywords, current_args_.options});
   std::vector<Shape> shapes;
   for (const auto& o : outs) {
     Shape s = o.shape();
@@ -254,6 +254,39 @@ std::vector<DType> Layer::compute_output_dtype(const std::vector<DType>& input_d
   return {input_dtypes[0]};
 }
 
+namespace {
+
+// Sets the layer's current call arguments for one call and restores the previous ones after.
+class CallArgsScope {
+ public:
+  CallArgsScope(CallArgs& slot, const CallArgs& args) : slot_(slot), previous_(std::move(slot)) { slot_ = args; }
+  ~CallArgsScope() { slot_ = std::move(previous_); }
+  CallArgsScope(const CallArgsScope&) = delete;
+  CallArgsScope& operator=(const CallArgsScope&) = delete;
+
+ private:
+  CallArgs& slot_;
+  CallArgs previous_;
+};
+
+void check_keywords(const Layer& layer, size_t n_inputs, const CallArgs& args) {
+  if (args.keywords.size() > n_inputs)
+    fail<ValueError>(layer.where(), "at most one keyword per input (" + std::to_string(n_inputs) + ")",
+                     std::to_string(args.keywords.size()) + " keywords");
+}
+
+}  // namespace
+
+size_t CallContext::positional_count(size_t n) const { return n >= keywords.size() ? n - keywords.size() : 0; }
+
+TensorList CallContext::keyword(const TensorList& inputs, const std::string& name) const {
+  TensorList out;
+  const size_t first = positional_count(inputs.size());
+  for (size_t j = 0; j < keywords.size() && first + j < inputs.size(); ++j)
+    if (keywords[j] == name) out.push_back(inputs[first + j]);
+  return out;
+}
+
 Tensor Layer::operator()(const Tensor& x, CallArgs args) {
   TensorList out = (*this)(TensorList{x}, args);
   if (out.size() != 1)
@@ -262,12 +295,41 @@ Tensor Layer::operator()(const Tensor& x, CallArgs args) {
 }
 
 TensorList Layer::operator()(const TensorList& xs, CallArgs args) {
+  check_keywords(*this, xs.size(), args);
   std::vector<Shape> shapes;
   for (const auto& x : xs) shapes.push_back(x.shape());
+  CallArgsScope scope_args(current_args_, args);
   ensure_built(shapes);
-  bool training = args.training.value_or(current_training());
-  TrainingScope scope(training);
-  return call(xs, CallContext{training});
+  CallContext ctx{args.training.value_or(current_training()), std::move(args.mask), args.keywords, args.options};
+  if (ctx.masks.empty()) {
+    for (const auto& x : xs)
+      if (x.defined() && x.keras_mask().defined()) ctx.masks.push_back(x.keras_mask());
+    if (!ctx.masks.empty()) {
+      ctx.masks.clear();
+      for (const auto& x : xs) ctx.masks.push_back(x.defined() ? x.keras_mask() : Tensor());
+    }
+  } else if (ctx.masks.size() != xs.size()) {
+    fail<ValueError>(where(), "one mask per input (" + std::to_string(xs.size()) + ")",
+                     std::to_string(ctx.masks.size()) + " masks", "Pass an undefined Tensor for an input without a mask.");
+  }
+  TrainingScope scope(ctx.training);
+  TensorList outs = call(xs, ctx);
+  // Keras's _set_mask_metadata: only outputs without a mask get the computed one.
+  if (supports_masking() && !ctx.masks.empty()) {
+    bool all_set = true;
+    for (const auto& o : outs) all_set = all_set && o.keras_mask().defined();
+    if (!all_set) {
+      TensorList out_masks = compute_mask(xs, ctx.masks);
+      for (size_t i = 0; i < outs.size() && i < out_masks.size(); ++i)
+        if (!outs[i].keras_mask().defined() && out_masks[i].defined()) outs[i].set_keras_mask(out_masks[i]);
+    }
+  }
+  return outs;
+}
+
+TensorList Layer::compute_mask(const TensorList& inputs, const TensorList& masks) const {
+  (void)inputs;
+  return TensorList(1, masks.empty() ? Tensor() : masks[0]);
 }
 
 KerasTensor Layer::operator()(const KerasTensor& x, CallArgs args) {
@@ -284,6 +346,11 @@ std::vector<KerasTensor> Layer::operator()(const std::vector<KerasTensor>& xs, C
     shapes.push_back(x.shape);
     dtypes.push_back(x.dtype);
   }
+  check_keywords(*this, xs.size(), args);
+  if (!args.mask.empty())
+    fail<ValueError>(where(), "masks attached by layers in a functional graph", "explicit masks in a symbolic call",
+                     "Pass masks only in eager calls; in a graph, a Masking or Embedding(mask_zero) layer makes them.");
+  CallArgsScope scope_args(current_args_, args);
   std::vector<Shape> out_shapes;
   try {
     ensure_built(shapes);

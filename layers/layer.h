@@ -34,13 +34,38 @@ class Layer;
 using LayerPtr = std::shared_ptr<Layer>;
 
 // Keyword arguments of a call; an explicit `training` wins over the inherited mode.
+//
+// Tensors passed by keyword (LSTM's initial_state, MultiHeadAttention's key or attention_mask)
+// travel in the call's input list after the positional ones: with n inputs and k keywords, inputs
+// [0, n-k) are positional and input n-k+j was passed as `keywords[j]`; a list keyword
+// (initial_state=[h, c]) repeats its name. Symbolic calls record them as node inputs, so the
+// functional graph and the saved node (args / kwargs) keep them.
 struct CallArgs {
   std::optional<bool> training;
+  // Keras's `mask=`: one mask per input (undefined = none), overriding the masks attached to the
+  // inputs (Tensor::keras_mask). Eager calls only; a functional graph propagates attached masks.
+  TensorList mask;
+  std::vector<std::string> keywords;
+  // Non-tensor keyword arguments the layer's call() takes (use_causal_mask,
+  // return_attention_scores), recorded in the node as Keras records them.
+  json options = json::object();
 };
 
-// What call() sees: the resolved training mode.
+// What call() sees: the resolved training mode, the masks of the inputs (Keras's `mask`
+// argument: one entry per input, undefined where an input has none; empty when no input has one)
+// and the call's keywords and options (CallArgs).
 struct CallContext {
   bool training = false;
+  TensorList masks;
+  std::vector<std::string> keywords;
+  json options = json::object();
+
+  // The mask of input i; undefined when it has none.
+  Tensor mask(size_t i = 0) const { return i < masks.size() ? masks[i] : Tensor(); }
+  // How many leading inputs of `n` were passed positionally.
+  size_t positional_count(size_t n) const;
+  // The inputs passed as keyword `name`, in order (empty when not passed).
+  TensorList keyword(const TensorList& inputs, const std::string& name) const;
 };
 
 // Base options every layer accepts (the Keras base config keys).
@@ -117,6 +142,15 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // The forward computation on concrete tensors.
   virtual TensorList call(const TensorList& inputs, const CallContext& ctx) = 0;
 
+  // ---- masking (Keras's supports_masking / compute_mask) ----
+  // Whether outputs carry a mask computed by compute_mask(). A layer that does not support
+  // masking drops the masks of its inputs (Keras warns; so does nothing here).
+  virtual bool supports_masking() const { return false; }
+  // The masks of the outputs, one per output (undefined = none), for `inputs` and their `masks`
+  // (CallContext::masks). Called after call() for outputs that have no mask attached yet.
+  // Default: every output gets the first input's mask (Keras: previous_mask passes through).
+  virtual TensorList compute_mask(const TensorList& inputs, const TensorList& masks) const;
+
   // ---- config ----
   // Keras config: base keys (name, trainable, dtype) plus the layer's options.
   virtual json get_config() const;
@@ -159,6 +193,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
   int record_node(const std::shared_ptr<const LayerNode>& node);
   // Marks the layer built without calling build() (layers that need no input shape).
   void mark_built(const std::vector<Shape>& input_shapes);
+  // The keywords and options of the call being processed (CallArgs), for build() and
+  // compute_output_shape(), which see only shapes; empty outside a call.
+  const CallArgs& current_call_args() const { return current_args_; }
 
  private:
   struct Weight {
@@ -178,6 +215,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::vector<Weight> own_weights_;
   std::vector<std::weak_ptr<const LayerNode>> nodes_;  // weak: see keras_tensor.h
   std::optional<Generator> generator_;
+  CallArgs current_args_;
 };
 
 // Keras snake_case of a class name: Conv2D -> conv2d, ReLU -> re_lu, UpSampling2D -> up_sampling2d.
