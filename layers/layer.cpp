@@ -315,7 +315,7 @@ TensorList Layer::operator()(const TensorList& xs, CallArgs args) {
   TrainingScope scope(ctx.training);
   TensorList outs = call(xs, ctx);
   // Keras's _set_mask_metadata: only outputs without a mask get the computed one.
-  if (supports_masking() && !ctx.masks.empty()) {
+  if (supports_masking()) {
     bool all_set = true;
     for (const auto& o : outs) all_set = all_set && o.keras_mask().defined();
     if (!all_set) {

@@ -1,5 +1,6 @@
 #include "losses/loss.h"
 
+#include "backend/autodiff.h"
 #include "backend/named_registry.h"
 #include "backend/ops.h"
 
@@ -66,13 +67,31 @@ Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const Tensor
   if (!y_true.defined() || !y_pred.defined())
     fail<ValueError>(where(), "defined y_true and y_pred", "an undefined tensor");
   Tensor losses = call(y_true, y_pred);
+  // Keras masks the losses of padded timesteps through the prediction's mask.
+  const Tensor weight = apply_mask(sample_weight, y_pred.keras_mask(), losses.dtype(), reduction_);
   try {
-    return reduce_weighted_values(losses, sample_weight, reduction_);
+    return reduce_weighted_values(losses, weight, reduction_);
   } catch (const ShapeError&) {
     fail<ShapeError>(where(), "sample_weight that broadcasts to the losses of shape " + shape_str(losses.shape()),
                      "sample_weight of shape " + shape_str(sample_weight.shape()),
                      "Pass one weight per sample, shape (batch,) or (batch, 1).");
   }
+}
+
+Tensor apply_mask(const Tensor& sample_weight, const Tensor& mask, DType dtype, const std::string& reduction) {
+  if (!mask.defined()) return sample_weight;
+  NoGradGuard no_grad;
+  Tensor weight = mask.astype(dtype);
+  const std::string r = standardize_reduction(reduction);
+  if (r == "mean" || r == "sum_over_batch_size") {
+    const double valid = ops::sum(weight).item();
+    weight = ops::multiply(weight, valid > 0 ? static_cast<double>(weight.numel()) / valid : 0.0);
+  }
+  if (!sample_weight.defined()) return weight;
+  Tensor sw = sample_weight.dtype() == dtype ? sample_weight : sample_weight.astype(dtype);
+  if (!(sw.device() == weight.device())) sw = sw.to(weight.device());
+  std::tie(weight, sw) = squeeze_or_expand_to_same_rank(weight, sw);
+  return ops::multiply(weight, sw);
 }
 
 std::pair<Tensor, Tensor> squeeze_or_expand_to_same_rank(const Tensor& a, const Tensor& b) {

@@ -69,6 +69,11 @@ std::string standardize_reduction(const std::string& reduction);
 // combinations are returned unchanged.
 std::pair<Tensor, Tensor> squeeze_or_expand_to_same_rank(const Tensor& a, const Tensor& b);
 
+// Keras's apply_mask: folds a boolean `mask` (a prediction's Tensor::keras_mask; undefined = none)
+// into `sample_weight` (may be undefined). For the mean reductions a real entry weighs
+// total/valid, so the mean runs over the real entries only; otherwise the weight is 0 or 1.
+Tensor apply_mask(const Tensor& sample_weight, const Tensor& mask, DType dtype, const std::string& reduction);
+
 // Applies `sample_weight` (may be undefined) and `reduction` to unreduced `values`.
 Tensor reduce_weighted_values(const Tensor& values, const Tensor& sample_weight, const std::string& reduction);
 

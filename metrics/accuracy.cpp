@@ -4,6 +4,8 @@
 #include <limits>
 #include <string_view>
 
+#include "losses/loss.h"
+
 namespace keras::metrics {
 
 namespace {
@@ -157,7 +159,7 @@ Tensor sparse_top_k_categorical_accuracy(const Tensor& y_true, const Tensor& y_p
 // ---- classes ----
 
 void AccuracyMetric::update_state(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) {
-  accumulate(matches(y_true, y_pred), sample_weight);
+  accumulate(matches(y_true, y_pred), losses::apply_mask(sample_weight, y_pred.keras_mask(), DType::float32, "sum"));
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "metrics/mean.h"
 
 #include "backend/autodiff.h"
+#include "losses/loss.h"
 #include "losses/regression.h"
 
 namespace keras::metrics {
@@ -73,7 +74,7 @@ void MeanMetricWrapper::update_state(const Tensor& y_true, const Tensor& y_pred,
     NoGradGuard no_grad;
     values = fn_(y_true, y_pred);
   }
-  accumulate(to_host(values), sample_weight);
+  accumulate(to_host(values), losses::apply_mask(sample_weight, y_pred.keras_mask(), DType::float32, "sum"));
 }
 
 namespace {
