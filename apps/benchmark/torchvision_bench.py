@@ -29,14 +29,11 @@ Usage: python3 torchvision_bench.py --workload W [--mode train|infer|both]
 """
 import argparse
 import json
-import math
-import os
-import platform
-import statistics
-import time
 
 import torch
 import torchvision
+
+from bench_timing import environment, measure
 
 # name -> (torchvision constructor, batch, phases timed by default)
 WORKLOADS = {
@@ -97,50 +94,6 @@ def batches(batch, channels_last, n=8):
     return pool
 
 
-def measure(step, pool, batch, a):
-    start = time.perf_counter()
-    for i in range(a.warmup):
-        step(*pool[i % len(pool)])
-    per_step = (time.perf_counter() - start) / max(a.warmup, 1)
-    steps = max(5, math.ceil(a.min_time / max(per_step, 1e-6)))
-    rates, k = [], 0
-    for _ in range(a.repeats):
-        t = time.perf_counter()
-        for _ in range(steps):
-            step(*pool[k % len(pool)])
-            k += 1
-        rates.append(steps * batch / (time.perf_counter() - t))
-    return {
-        "samples_per_s_median": round(statistics.median(rates), 2),
-        "samples_per_s_min": round(min(rates), 2),
-        "samples_per_s_max": round(max(rates), 2),
-        "cv": round(statistics.pstdev(rates) / statistics.fmean(rates), 4),
-        "repeats": a.repeats,
-        "steps_per_repeat": steps,
-        "all": [round(r, 2) for r in rates],
-    }
-
-
-def environment():
-    mapped = set()
-    with open("/proc/self/maps") as f:
-        for line in f:
-            path = line.split()[-1]
-            if any(k in path for k in ("blas", "dnnl", "gomp", "malloc")):
-                mapped.add(os.path.basename(path))
-    return {
-        "framework": "pytorch",
-        "torch": torch.__version__,
-        "torchvision": torchvision.__version__,
-        "python": platform.python_version(),
-        "threads": torch.get_num_threads(),
-        "libraries": sorted(mapped),
-        "env": {k: os.environ[k] for k in ("BASELINE_CONFIG", "OMP_NUM_THREADS", "OMP_WAIT_POLICY",
-                                           "OPENBLAS_CORETYPE", "GLIBC_TUNABLES", "LD_LIBRARY_PATH")
-                if k in os.environ},
-    }
-
-
 def main():
     a = parse()
     torch.set_num_threads(a.threads)
@@ -187,7 +140,7 @@ def main():
         for phase in ("train", "infer"):
             if phase + "_gflops" in out:
                 out["frac_measured_peak_" + phase] = round(out[phase + "_gflops"] / a.peak_gflops, 4)
-    out["env"] = environment()
+    out["env"] = environment(torchvision=torchvision.__version__)
     print(json.dumps(out), flush=True)
 
 
