@@ -1,9 +1,12 @@
 // to_keras2: a Keras 3 model object rewritten in the plain Keras 2 schema (keras-formats.md §4a),
 // the schema of legacy .h5 `model_config` that tf_keras 2.x and Keras 3 both read.
+#include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
+#include "keras/saving/detail/call_nodes.h"
 #include "keras/saving/detail/keras2_values.h"
 #include "keras/saving/detail/node_kwargs.h"
 #include "keras/saving/detail/operation_nodes.h"
@@ -157,7 +160,8 @@ void collect_tensors(const json& j, std::vector<json>& out, const std::string& w
 
 class FunctionalKeras2 {
  public:
-  FunctionalKeras2(const json& config, std::string where) : config_(config), where_(std::move(where)) {
+  FunctionalKeras2(const json& config, std::string where)
+      : config_(config), where_(std::move(where)), mask_ops_(detail::mask_operations(config)) {
     for (const auto& e : config_["layers"])
       if (e.is_object() && e.contains("name") && e.contains("class_name"))
         class_of_[e["name"].get<std::string>()] = e["class_name"].get<std::string>();
@@ -168,6 +172,8 @@ class FunctionalKeras2 {
     for (size_t i = 0; i < config_["layers"].size(); ++i) {
       const json& e = config_["layers"][i];
       std::string w = where_ + " layers[" + std::to_string(i) + "]";
+      // Keras 3's recorded mask computations: tf_keras computes masks itself, as this framework does.
+      if (e.contains("name") && e["name"].is_string() && mask_ops_.count(e["name"].get<std::string>())) continue;
       // A Keras 3 operation becomes the TFOpLambda layer tf_keras writes for the same arithmetic.
       const bool op = detail::is_operation_entry(e) && e["class_name"] != "TFOpLambda";
       json out = op ? detail::operation_entry_keras2(e, w) : entry_keras2(e, w);
@@ -209,7 +215,8 @@ class FunctionalKeras2 {
     json kwargs = json::object();
     if (n.contains("kwargs") && n["kwargs"].is_object())
       for (const auto& [k, v] : n["kwargs"].items())
-        if (!v.is_null() && !detail::is_call_default(cls, k, v)) kwargs[k] = keras2_argument(v);
+        if (!v.is_null() && !detail::is_call_default(cls, k, v) && !(k == "mask" && recorded_mask(v)))
+          kwargs[k] = keras2_argument(v);
     const json& args = n["args"];
     json first;
     if (!args.empty()) {
@@ -242,6 +249,14 @@ class FunctionalKeras2 {
       out.push_back(std::move(r));
     }
     return out;
+  }
+
+  // A mask computed by Keras 3's recorded mask operations (detail/call_nodes.h), Nones aside.
+  bool recorded_mask(const json& v) const {
+    if (v.is_null()) return true;
+    if (v.is_object() && v.value("class_name", "") == "__keras_tensor__")
+      return mask_ops_.count(v["config"].at("keras_history").at(0).get<std::string>()) > 0;
+    return v.is_array() && std::all_of(v.begin(), v.end(), [&](const json& x) { return recorded_mask(x); });
   }
 
   // A Keras 3 argument value with its tensors as Keras 2 references.
@@ -297,6 +312,7 @@ class FunctionalKeras2 {
   const json& config_;
   std::string where_;
   std::map<std::string, std::string> class_of_;
+  std::set<std::string> mask_ops_;
 };
 
 json model_keras2(const json& obj, const std::string& where) {

@@ -234,6 +234,12 @@ TEST(KeywordNodes, RecordedMaskOperationsAreFoundInKeras3Configs) {
             (std::set<std::string>{"not_equal", "logical_or", "logical_or_1"}));
   EXPECT_TRUE(detail::mask_operations(read_json(kDir + "seq2seq.k3.json")["config"]).empty());
   EXPECT_TRUE(detail::mask_operations(read_json(kDir + "transformer_block.k2.json")["config"]).empty());
+  // tf_keras computes masks itself: to_keras2 leaves the recorded ones out.
+  json k2 = to_keras2(read_json(kDir + "text_classifier.k3.json"));
+  std::vector<std::string> names;
+  for (const auto& e : k2["config"]["layers"]) names.push_back(e["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"tokens", "embed", "lstm", "head"}));
+  EXPECT_FALSE(entry(k2, "lstm")["inbound_nodes"][0][0][3].contains("mask"));
 }
 
 // Our .h5 is in the Keras 2 schema (keyword tensors as [layer, node, tensor] in the node kwargs):
