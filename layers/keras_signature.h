@@ -14,11 +14,24 @@
 //   {"training": false}, BatchNormalization's {"mask": null}, a nested Functional's
 //   {"mask": null}, a RandomFlip's {"training": true}.
 //
+// - the call's other arguments (layers/layer.h CallArgs keywords and options), which a saved node
+//   records as Keras does and a loaded node replays only when the class declares them:
+//   `tensor_parameters` names call()'s leading tensor parameters when there are several, each
+//   its own positional argument (MultiHeadAttention: query, value, key); Keras 3 writes them as
+//   separate args, tf_keras as kwargs after the first, and a loaded call passes them
+//   positionally, in this order, however the file named them. Empty: call() takes one first
+//   argument (a tensor, or several as one list: Add()([a, b])). `call_keywords` names the other
+//   keyword arguments call() understands, tensors or values (LSTM: initial_state;
+//   MultiHeadAttention: attention_mask, use_causal_mask, return_attention_scores, ...).
+//   `legacy_list_keyword`: tf_keras's __call__ moves this keyword's tensors into the first
+//   argument's list, after the inputs (its RNN layers and Bidirectional: initial_state).
+//
 // A class not declared here (custom layers) gets the default: build_config once built, no call
-// defaults recorded.
+// defaults recorded, no keyword arguments replayed.
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "layers/layer.h"
 
@@ -29,6 +42,9 @@ struct KerasSignature {
   std::optional<bool> training_default = std::nullopt;  // call(training=<bool>) default; nullopt: None or absent
   bool takes_mask = false;                // call() has a `mask` argument
   bool converts_inputs = true;            // Keras's _convert_input_args
+  std::vector<std::string> tensor_parameters = {};  // several positional tensors, by name
+  std::vector<std::string> call_keywords = {};      // other keyword arguments call() takes
+  std::string legacy_list_keyword = "";              // tf_keras folds it into the input list
 };
 
 // Declares the signature of `class_name`; a second declaration replaces the first.

@@ -6,6 +6,16 @@
 
 namespace keras::detail {
 
+std::vector<size_t> keras_input_order(const LayerNode& node) {
+  const auto& keywords = node.args.keywords;
+  const size_t positional = node.inputs.size() - std::min(keywords.size(), node.inputs.size());
+  std::vector<size_t> order(node.inputs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(positional), order.end(),
+                   [&](size_t a, size_t b) { return keywords[a - positional] < keywords[b - positional]; });
+  return order;
+}
+
 std::vector<LayerPtr> keras_layer_order(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs) {
   std::map<const Layer*, int> first_seen;                // traversal index of each layer
   std::map<const Layer*, LayerPtr> handle;
@@ -16,6 +26,7 @@ std::vector<LayerPtr> keras_layer_order(const std::vector<KerasTensor>& inputs, 
   // Depth-first walk: a layer is numbered when its node is entered, a node listed when left.
   struct Frame {
     const KerasTensor* t;
+    std::vector<size_t> order;  // the node's inputs as Keras flattens its arguments
     size_t next = 0;
   };
   std::vector<Frame> stack;
@@ -24,7 +35,7 @@ std::vector<LayerPtr> keras_layer_order(const std::vector<KerasTensor>& inputs, 
     first_seen.emplace(t.layer.get(), static_cast<int>(first_seen.size()));
     handle.emplace(t.layer.get(), t.layer);
     layer_of[t.node.get()] = t.layer.get();
-    stack.push_back({&t});
+    stack.push_back({&t, keras_input_order(*t.node)});
   };
   for (const auto& out : outputs) {
     enter(out);
@@ -32,7 +43,7 @@ std::vector<LayerPtr> keras_layer_order(const std::vector<KerasTensor>& inputs, 
       Frame& f = stack.back();
       const LayerNode& node = *f.t->node;
       if (f.next < node.inputs.size()) {
-        enter(node.inputs[f.next++]);  // may reallocate: `f` is not used after this
+        enter(node.inputs[f.order[f.next++]]);  // may reallocate: `f` is not used after this
         continue;
       }
       // A node reached twice before it is finished is still entered once: Keras marks it

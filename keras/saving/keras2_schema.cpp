@@ -1,13 +1,17 @@
 // to_keras2: a Keras 3 model object rewritten in the plain Keras 2 schema (keras-formats.md §4a),
 // the schema of legacy .h5 `model_config` that tf_keras 2.x and Keras 3 both read.
+#include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
+#include "keras/saving/detail/call_nodes.h"
 #include "keras/saving/detail/keras2_values.h"
 #include "keras/saving/detail/node_kwargs.h"
 #include "keras/saving/detail/operation_nodes.h"
 #include "keras/saving/model_config.h"
+#include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -156,7 +160,8 @@ void collect_tensors(const json& j, std::vector<json>& out, const std::string& w
 
 class FunctionalKeras2 {
  public:
-  FunctionalKeras2(const json& config, std::string where) : config_(config), where_(std::move(where)) {
+  FunctionalKeras2(const json& config, std::string where)
+      : config_(config), where_(std::move(where)), mask_ops_(detail::mask_operations(config)) {
     for (const auto& e : config_["layers"])
       if (e.is_object() && e.contains("name") && e.contains("class_name"))
         class_of_[e["name"].get<std::string>()] = e["class_name"].get<std::string>();
@@ -167,6 +172,8 @@ class FunctionalKeras2 {
     for (size_t i = 0; i < config_["layers"].size(); ++i) {
       const json& e = config_["layers"][i];
       std::string w = where_ + " layers[" + std::to_string(i) + "]";
+      // Keras 3's recorded mask computations: tf_keras computes masks itself, as this framework does.
+      if (e.contains("name") && e["name"].is_string() && mask_ops_.count(e["name"].get<std::string>())) continue;
       // A Keras 3 operation becomes the TFOpLambda layer tf_keras writes for the same arithmetic.
       const bool op = detail::is_operation_entry(e) && e["class_name"] != "TFOpLambda";
       json out = op ? detail::operation_entry_keras2(e, w) : entry_keras2(e, w);
@@ -197,17 +204,44 @@ class FunctionalKeras2 {
 
   // Keras 2 counts a nested model's first call as node 1 (node 0 is the model's own). Keras 2
   // records only the arguments a caller passed, and honours them: the call defaults Keras 3
-  // records (Dropout's training=false, a mask of None) are left out.
+  // records (Dropout's training=false, a mask of None) are left out. tf_keras's node is its first
+  // argument's tensors, each with the same kwargs: the other positional arguments under their
+  // parameter names, tensors as [layer, node, tensor] (keras/saving/detail/call_nodes.h).
   json node(const std::string& cls, const json& n, const std::string& where) const {
     if (n.is_array()) return n;  // already a legacy node list
-    if (!n.is_object() || !n.contains("args"))
+    if (!n.is_object() || !n.contains("args") || !n["args"].is_array())
       fail<ValueError>(where, "a node {\"args\", \"kwargs\"}", n.dump().substr(0, 200));
-    std::vector<json> tensors;
-    collect_tensors(n["args"], tensors, where + " args");
+    const KerasSignature& signature = keras_signature(registered_class(cls));
     json kwargs = json::object();
     if (n.contains("kwargs") && n["kwargs"].is_object())
       for (const auto& [k, v] : n["kwargs"].items())
-        if (!v.is_null() && !detail::is_call_default(cls, k, v)) kwargs[k] = v;
+        if (!v.is_null() && !detail::is_call_default(cls, k, v) && !(k == "mask" && recorded_mask(v)))
+          kwargs[k] = keras2_argument(v);
+    const json& args = n["args"];
+    json first;
+    if (!args.empty()) {
+      first = args[0];
+    } else if (!signature.tensor_parameters.empty() && kwargs.contains(signature.tensor_parameters[0])) {
+      first = n["kwargs"][signature.tensor_parameters[0]];  // MultiHeadAttention(query=q, value=v)
+      kwargs.erase(signature.tensor_parameters[0]);
+    }
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (i >= signature.tensor_parameters.size())
+        fail<NotImplementedError>(where + " args[" + std::to_string(i) + "]",
+                                  "a parameter name for positional argument " + std::to_string(i) + " of " + cls +
+                                      " (KerasSignature tensor_parameters)",
+                                  "none", "Keras 2 nodes name every argument after the first.");
+      kwargs[signature.tensor_parameters[i]] = keras2_argument(args[i]);
+    }
+    std::vector<json> tensors;
+    collect_tensors(first, tensors, where + " args");
+    // tf_keras's RNN layers carry initial_state in the first argument, after the inputs.
+    const std::string& folded = signature.legacy_list_keyword;
+    if (!folded.empty() && kwargs.contains(folded) && n["kwargs"].contains(folded)) {
+      collect_tensors(n["kwargs"][folded], tensors, where + " kwargs '" + folded + "'");
+      kwargs.erase(folded);
+    }
+    if (tensors.empty()) fail<ValueError>(where, "a call on at least one tensor", n.dump().substr(0, 200));
     json out = json::array();
     for (const auto& t : tensors) {
       json r = legacy_ref(t["config"].at("keras_history"));
@@ -215,6 +249,29 @@ class FunctionalKeras2 {
       out.push_back(std::move(r));
     }
     return out;
+  }
+
+  // A mask computed by Keras 3's recorded mask operations (detail/call_nodes.h), Nones aside.
+  bool recorded_mask(const json& v) const {
+    if (v.is_null()) return true;
+    if (v.is_object() && v.value("class_name", "") == "__keras_tensor__")
+      return mask_ops_.count(v["config"].at("keras_history").at(0).get<std::string>()) > 0;
+    return v.is_array() && std::all_of(v.begin(), v.end(), [&](const json& x) { return recorded_mask(x); });
+  }
+
+  // A Keras 3 argument value with its tensors as Keras 2 references.
+  json keras2_argument(const json& v) const {
+    if (v.is_object() && v.value("class_name", "") == "__keras_tensor__") return legacy_ref(v["config"].at("keras_history"));
+    if (!v.is_array() && !v.is_object()) return v;
+    json out = v;
+    for (auto& x : out) x = keras2_argument(x);
+    return out;
+  }
+
+  // The C++ class of a Keras 2 class name ("package>Class" for custom classes).
+  static std::string registered_class(const std::string& cls) {
+    const auto sep = cls.find('>');
+    return sep == std::string::npos ? cls : cls.substr(sep + 1);
   }
 
   // A Keras 3 keras_history [layer, node, tensor] as a Keras 2 reference.
@@ -255,6 +312,7 @@ class FunctionalKeras2 {
   const json& config_;
   std::string where_;
   std::map<std::string, std::string> class_of_;
+  std::set<std::string> mask_ops_;
 };
 
 json model_keras2(const json& obj, const std::string& where) {

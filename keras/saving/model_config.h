@@ -36,6 +36,11 @@ using json = nlohmann::json;
 // class is not built at construction, node kwargs with the call defaults Keras records (Dropout's
 // "training": false, BatchNormalization's "mask": null, a nested model's "mask"), and a nested
 // model's "compile_config" ({} until compiled).
+// A call that passed tensors by keyword or options (CallArgs keywords/options) records them in its
+// kwargs as Keras 3 does: {"args": [<x>], "kwargs": {"initial_state": [<h>, <c>], "scale": 2.0}}
+// (no call defaults then: Keras converts such calls); several positional tensors are separate args
+// when the class declares them (KerasSignature tensor_parameters: MultiHeadAttention(q, v)), one
+// list argument otherwise (Add()([a, b])). keras/saving/detail/node_kwargs.h.
 // A model subclass is written as its registered class (custom object) when it is registered.
 // An OpLayer read from a Keras 3 operation node or a TFOpLambda is written as Keras 3's operation
 // node ({"module": "keras.src.ops.numpy", "class_name": "Add", "config": {"name"}, ...} with its
@@ -56,7 +61,12 @@ json serialize_model(const Model& model);
 // input_axes/output_axes), and so are the call defaults Keras 3 records in node kwargs (tf_keras
 // would honour them as given: Dropout's training=false would never drop out); Keras 3
 // operation nodes become the TFOpLambda layers tf_keras writes (Add(x, 3.0) -> function
-// "__operators__.add", node [x, 0, 0, {"y": 3.0, "name": null}]).
+// "__operators__.add", node [x, 0, 0, {"y": 3.0, "name": null}]). Keyword tensors and options go
+// into the kwargs of every entry, tensors as [layer, node, tensor], positional tensors after the
+// first under their declared parameter names ({"value": ["embed", 0, 0]}), and a class's
+// legacy_list_keyword tensors (RNN initial_state) into the node list after the input, as tf_keras
+// writes them; NotImplementedError for a second positional tensor the class does not name.
+// Keras 3 cannot read keyword tensors in Keras 2 nodes (tf_keras can).
 // Throws ValueError naming the entry for a config that is not a Keras 3 model object or that
 // Keras 2 cannot express (LayerNormalization rms_scaling=true, an initializer's input_axes).
 // Known Keras limitation: Keras 3 misreads Keras 2 node lists that reference a nested model (it
@@ -74,11 +84,16 @@ json to_keras2(const json& keras3_object);
 // TFOpLambda layers for the operations of layers/keras_operation.h, as OpLayers. Weights
 // are fresh (initializers); copy weights separately. A Keras 3 node's recorded call default
 // (Dropout's training=false, a mask of None) is not replayed; explicit arguments are, and every
-// `training` of a Keras 2 node list (tf_keras records only what the caller passed).
+// `training` of a Keras 2 node list (tf_keras records only what the caller passed). Keyword
+// tensors and options of either schema are replayed when the class declares them (KerasSignature
+// tensor_parameters / call_keywords; keras/saving/detail/call_nodes.h), and Keras 3's recorded
+// masks (a `mask` kwarg computed by operation entries such as NotEqual) are not: masks propagate
+// here by themselves, and those operation entries are not rebuilt.
 // Throws TypeError for an unknown class (naming it and listing the registered ones), ValueError
 // naming the JSON entry for a config of the wrong schema (not an object, missing layers, a node
 // naming an unknown layer, a bad node/tensor index, an unresolvable graph), NotImplementedError
-// for call arguments this framework cannot replay (masks, lambdas, constants outside operations),
+// for call arguments this framework cannot replay (undeclared keyword arguments, masks other than
+// recorded ones, lambdas, constants outside operations),
 // TypeError naming an unsupported operation or TFOpLambda function and its layer. Shape errors of
 // the rebuilt graph propagate from the layers.
 std::shared_ptr<Model> model_from_config(const json& object);

@@ -5,8 +5,10 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <typeinfo>
 
+#include "keras/saving/detail/call_nodes.h"
 #include "keras/saving/detail/node_kwargs.h"
 #include "keras/saving/detail/operation_nodes.h"
 #include "keras/saving/model_config.h"
@@ -61,75 +63,9 @@ LayerPtr layer_from_entry(const json& entry, const std::string& where) {
   }
 }
 
-// A reference to one output of one call: [layer, node, tensor].
-struct Ref {
-  std::string layer;
-  int node = 0, tensor = 0;
-};
-
-Ref parse_ref(const json& r, const std::string& where) {
-  if (!r.is_array() || r.size() < 3 || !r[0].is_string() || !r[1].is_number_integer() || !r[2].is_number_integer())
-    fail<ValueError>(where, "a [layer_name, node_index, tensor_index] reference", brief(r));
-  return {r[0].get<std::string>(), r[1].get<int>(), r[2].get<int>()};
-}
-
-// Call arguments this framework can replay: `training`; keys holding no tensor (mask=None, or a
-// None per input) are ignored.
-void read_kwargs(const json& kwargs, CallArgs& args, const std::string& where) {
-  if (kwargs.is_null()) return;
-  if (!kwargs.is_object()) fail<ValueError>(where, "a kwargs object", brief(kwargs));
-  for (const auto& [k, v] : kwargs.items()) {
-    if (detail::holds_no_tensor(v)) continue;
-    if (k == "training" && v.is_boolean()) {
-      args.training = v.get<bool>();
-      continue;
-    }
-    fail<NotImplementedError>(where + " '" + k + "'", "only the call argument 'training'", brief(v),
-                              "This framework cannot replay that call argument.");
-  }
-}
-
-// The tensors of a Keras 3 node's args, in call order (dicts by sorted key, as Keras flattens).
-void collect_tensor_refs(const json& j, std::vector<Ref>& out, const std::string& where) {
-  if (j.is_null()) return;
-  if (j.is_object() && j.value("class_name", "") == "__keras_tensor__") {
-    if (!j.contains("config") || !j["config"].is_object() || !j["config"].contains("keras_history"))
-      fail<ValueError>(where, "a __keras_tensor__ with config.keras_history", brief(j));
-    out.push_back(parse_ref(j["config"]["keras_history"], where + " keras_history"));
-  } else if (j.is_array() || (j.is_object() && !j.contains("class_name"))) {
-    for (const auto& v : j) collect_tensor_refs(v, out, where);
-  } else {
-    fail<NotImplementedError>(where, "only symbolic tensors as call arguments", brief(j),
-                              "Constant or lambda arguments cannot be replayed.");
-  }
-}
-
-struct NodeSpec {
-  std::vector<Ref> inputs;
-  CallArgs args;
-  bool legacy = false;
-  std::string where;
-};
-
-NodeSpec parse_node(const json& n, const std::string& where) {
-  NodeSpec spec;
-  spec.where = where;
-  if (n.is_array()) {  // Keras 2: [[layer, node, tensor, kwargs], ...]
-    spec.legacy = true;
-    for (size_t i = 0; i < n.size(); ++i) {
-      std::string w = where + "[" + std::to_string(i) + "]";
-      spec.inputs.push_back(parse_ref(n[i], w));
-      if (n[i].size() > 3) read_kwargs(n[i][3], spec.args, w + " kwargs");
-    }
-  } else if (n.is_object() && n.contains("args")) {
-    collect_tensor_refs(n["args"], spec.inputs, where + " args");
-    if (n.contains("kwargs")) read_kwargs(n["kwargs"], spec.args, where + " kwargs");
-  } else {
-    fail<ValueError>(where, "a node {\"args\", \"kwargs\"} or a list of [layer, node, tensor, kwargs]", brief(n));
-  }
-  if (spec.inputs.empty()) fail<ValueError>(where, "a call on at least one tensor", brief(n));
-  return spec;
-}
+using detail::NodeSpec;
+using detail::parse_ref;
+using detail::Ref;
 
 class FunctionalReader {
  public:
@@ -163,6 +99,7 @@ class FunctionalReader {
 
   void create_layers() {
     const json& entries = config_["layers"];
+    mask_ops_ = detail::mask_operations(config_);
     for (size_t i = 0; i < entries.size(); ++i) {
       const json& e = entries[i];
       std::string w = where_ + " layers[" + std::to_string(i) + "]";
@@ -173,6 +110,7 @@ class FunctionalReader {
         name = e["config"]["name"].get<std::string>();
       else fail<ValueError>(w, "a layer entry with a 'name'", brief(e));
       w += " ('" + name + "')";
+      if (mask_ops_.count(name)) continue;  // a recorded mask computation: masks propagate here by themselves
       if (index_.count(name)) fail<ValueError>(w, "unique layer names", "'" + name + "' twice");
       Slot slot;
       slot.cls = e["class_name"].get<std::string>();
@@ -190,7 +128,8 @@ class FunctionalReader {
         const json nodes = e.value("inbound_nodes", json::array());
         if (!nodes.is_array()) fail<ValueError>(w + " 'inbound_nodes'", "a list", brief(nodes));
         for (size_t n = 0; n < nodes.size(); ++n)
-          slot.pending.push_back(parse_node(nodes[n], w + " inbound_nodes[" + std::to_string(n) + "]"));
+          slot.pending.push_back(
+              detail::parse_node(nodes[n], slot.layer->class_name(), mask_ops_, w + " inbound_nodes[" + std::to_string(n) + "]"));
       }
       if (slot.layer->name() != name) slot.layer->set_name(name);
       // Keras 3 records a call's training default (Dropout's false, the image preprocessing
@@ -316,6 +255,7 @@ class FunctionalReader {
   std::string where_;
   std::vector<Slot> slots_;
   std::map<std::string, size_t> index_;
+  std::set<std::string> mask_ops_;  // recorded mask computations, not rebuilt (detail/call_nodes.h)
 };
 
 std::shared_ptr<Model> functional_at(const json& config, const std::string& where) {

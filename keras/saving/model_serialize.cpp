@@ -139,29 +139,16 @@ class FunctionalWriter {
               {"keras_history", {t.layer->name(), relative_index(t), t.tensor_index}}}}};
   }
 
-  // One tensor is the call's argument; several travel as one list argument (Add()([a, b])); a
-  // Keras operation takes its tensors and constants as positional arguments (Add(x, 3.0)).
+  // A Keras operation takes its tensors and constants as positional arguments (Add(x, 3.0));
+  // a layer's call is written by detail::keras3_node.
   json write_node(const Layer& layer, const LayerNode& node) const {
-    json args = json::array();
     auto op = dynamic_cast<const layers::OpLayerImpl*>(&layer);
-    if (op && op->keras_call()) {
-      std::vector<json> tensors;
-      for (const auto& t : node.inputs) tensors.push_back(keras_tensor(t));
-      args = detail::operation_node_args(*op->keras_call(), tensors);
-    } else if (node.inputs.size() == 1) {
-      args.push_back(keras_tensor(node.inputs[0]));
-    } else {
-      json list = json::array();
-      for (const auto& t : node.inputs) list.push_back(keras_tensor(t));
-      args.push_back(std::move(list));
-    }
+    if (!op || !op->keras_call()) return detail::keras3_node(layer, node, [&](const KerasTensor& t) { return keras_tensor(t); });
+    std::vector<json> tensors;
+    for (const auto& t : node.inputs) tensors.push_back(keras_tensor(t));
     json kwargs = json::object();
-    if (op && op->keras_call()) {
-      if (node.args.training) kwargs["training"] = *node.args.training;
-    } else {
-      kwargs = detail::recorded_kwargs(layer, node);
-    }
-    return {{"args", std::move(args)}, {"kwargs", std::move(kwargs)}};
+    if (node.args.training) kwargs["training"] = *node.args.training;
+    return {{"args", detail::operation_node_args(*op->keras_call(), tensors)}, {"kwargs", std::move(kwargs)}};
   }
 
   // Keras 3 counts a nested Functional's first call as node 1 here (not in keras_history).

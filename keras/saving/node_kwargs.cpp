@@ -3,6 +3,8 @@
 // and `mask` into it, except when step 1 replaced it by a converted copy.
 #include "keras/saving/detail/node_kwargs.h"
 
+#include <algorithm>
+
 #include "keras/models/sequential.h"
 #include "layers/keras_signature.h"
 
@@ -24,12 +26,34 @@ json recorded_kwargs(const Layer& layer, const LayerNode& node) {
   json kwargs = json::object();
   if (node.args.training) kwargs["training"] = *node.args.training;
   const bool one_tensor = node.inputs.size() == 1;
+  const bool passed_kwargs = !kwargs.empty() || !node.args.keywords.empty() || !node.args.options.empty();
   const bool converted = signature.converts_inputs &&
-                         (!kwargs.empty() || !one_tensor || node.inputs[0].dtype != input_dtype(layer));
+                         (passed_kwargs || !one_tensor || node.inputs[0].dtype != input_dtype(layer));
   if (converted) return kwargs;
   if (!node.args.training && signature.training_default) kwargs["training"] = *signature.training_default;
   if (signature.takes_mask) kwargs["mask"] = one_tensor ? json(nullptr) : json(json::array_t(node.inputs.size()));
   return kwargs;
+}
+
+json keras3_node(const Layer& layer, const LayerNode& node, const std::function<json(const KerasTensor&)>& keras_tensor) {
+  const auto& keywords = node.args.keywords;
+  const size_t positional = node.inputs.size() - keywords.size();
+  json args = json::array();
+  if (positional == 1 || (positional > 1 && keras_signature(layer.class_name()).tensor_parameters.size() >= positional)) {
+    for (size_t i = 0; i < positional; ++i) args.push_back(keras_tensor(node.inputs[i]));
+  } else if (positional > 1) {
+    json list = json::array();
+    for (size_t i = 0; i < positional; ++i) list.push_back(keras_tensor(node.inputs[i]));
+    args.push_back(std::move(list));
+  }
+  json kwargs = recorded_kwargs(layer, node);
+  for (size_t j = 0; j < keywords.size(); ++j) {
+    json t = keras_tensor(node.inputs[positional + j]);
+    if (std::count(keywords.begin(), keywords.end(), keywords[j]) > 1) kwargs[keywords[j]].push_back(std::move(t));
+    else kwargs[keywords[j]] = std::move(t);
+  }
+  for (const auto& [key, value] : node.args.options.items()) kwargs[key] = value;
+  return {{"args", std::move(args)}, {"kwargs", std::move(kwargs)}};
 }
 
 bool holds_no_tensor(const json& value) {

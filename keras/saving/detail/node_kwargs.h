@@ -2,6 +2,7 @@
 // written by serialize_model, and which of them only restate a call default, dropped by
 // to_keras2 and not replayed by model_from_config.
 #pragma once
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,8 +15,16 @@ using json = nlohmann::json;
 
 // Keras 3's node kwargs for `node`, a call of `layer`: the explicit `training`, plus the call
 // defaults Layer.__call__ fills in when it does not convert the inputs (training's default when
-// not None; mask None, or a None per tensor of a list argument).
+// not None; mask None, or a None per tensor of a list argument). Keyword tensors and options are
+// keyword arguments the caller passed: Keras converts, and records no defaults, then.
 json recorded_kwargs(const Layer& layer, const LayerNode& node);
+
+// Keras 3's node {"args", "kwargs"} for `node`, a call of `layer` (not an operation), with each
+// tensor written by `keras_tensor`: the positional inputs as one argument (a tensor, or a list of
+// several: Add()([a, b])), or as separate arguments when the class declares that many
+// tensor_parameters (MultiHeadAttention(q, v)); recorded_kwargs plus every keyword tensor under
+// its name (a list when the name repeats: initial_state=[h, c]) and every option as its value.
+json keras3_node(const Layer& layer, const LayerNode& node, const std::function<json(const KerasTensor&)>& keras_tensor);
 
 // A mask that masks nothing: null, or lists/dicts of nulls only (Keras records one per tensor).
 bool holds_no_tensor(const json& value);
