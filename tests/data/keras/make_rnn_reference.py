@@ -41,6 +41,10 @@ CASES = [
          state=True),
     dict(name="simple_rnn_softsign_mask_zero_output", kind="simple_rnn", activation="softsign", mask=True,
          zero_output_for_mask=True, state=True),
+    # Unmasked go_backwards cases: the oneDNN path of the float32 default test.
+    dict(name="lstm_backwards_state", kind="lstm", go_backwards=True, state=True),
+    dict(name="gru_backwards", kind="gru", reset_after=True, go_backwards=True),
+    dict(name="simple_rnn_relu_backwards", kind="simple_rnn", activation="relu", go_backwards=True, state=True),
 ]
 
 
