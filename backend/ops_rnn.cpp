@@ -140,8 +140,9 @@ bool is_elementwise_activation(const std::string& name) {
 
 bool rnn_sequence_uses_onednn(const RnnSequenceArgs& a) {
   if (a.implementation == "reference") return false;
-  return a.x.defined() && a.x.device().kind == DeviceKind::cpu && a.x.dtype() == DType::float32 &&
-         !a.mask.defined() && onednn_activations(a);
+  return a.x.defined() && a.x.rank() == 3 && a.x.dim(0) > 0 && a.x.dim(1) > 0 &&
+         a.x.device().kind == DeviceKind::cpu && a.x.dtype() == DType::float32 && !a.mask.defined() &&
+         onednn_activations(a);
 }
 
 TensorList rnn_sequence(const RnnSequenceArgs& a) {

@@ -51,8 +51,8 @@ struct RnnSequenceArgs {
 // dtypes or a non-boolean mask, ValueError for an unknown kind/activation/implementation.
 TensorList rnn_sequence(const RnnSequenceArgs& args);
 
-// True when rnn_sequence(args) runs on oneDNN's primitives (CPU, float32, no mask, supported
-// activations, implementation "auto" or "onednn").
+// True when rnn_sequence(args) runs on oneDNN's primitives: CPU, float32, no mask, at least one
+// batch row and step, supported activations, implementation "auto" or "onednn".
 bool rnn_sequence_uses_onednn(const RnnSequenceArgs& args);
 
 }  // namespace keras::ops

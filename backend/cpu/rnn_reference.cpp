@@ -26,13 +26,17 @@ template <class T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
           T beta, T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
+  auto scale_c = [&] {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+  };
   if constexpr (std::is_same_v<T, float>) {
+    if (k == 0) return scale_c();  // sgemm refuses K = 0; the product is empty
     if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.f, a, lda, b, ldb, beta, c, ldc) != dnnl_success)
       fail<ValueError>("rnn_sequence (sgemm)", "valid GEMM dims", std::to_string(m) + "x" + std::to_string(n) + "x" +
                                                                      std::to_string(k));
   } else {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    scale_c();
     for (int64_t i = 0; i < m; ++i)
       for (int64_t p = 0; p < k; ++p) {
         T av = ta ? a[p * lda + i] : a[i * lda + p];

@@ -277,6 +277,25 @@ TEST(RnnSequence, UndefinedBiasAndStatesAreZeros) {
   }
 }
 
+// Zero steps: an empty sequence, the initial states out, their gradients passed straight back.
+TEST(RnnSequence, ZeroStepsReturnTheInitialStates) {
+  for (DType dtype : {DType::float32, DType::float64}) {
+    Case c{"lstm", RnnKind::lstm};
+    TensorList in = random_inputs(c, Problem{2, 0, 3, 4}, dtype, 6);
+    ops::RnnSequenceArgs a = args_of(c, in, {}, "auto");
+    EXPECT_FALSE(ops::rnn_sequence_uses_onednn(a));
+    for (auto& t : in) t.set_requires_grad(true);
+    GradientTape tape;
+    TensorList out = ops::rnn_sequence(args_of(c, in, {}, "auto"));
+    EXPECT_EQ(shape_str(out[0].shape()), "(2, 0, 4)");
+    EXPECT_EQ(max_abs_diff(out[1], in[4]), 0.0);
+    EXPECT_EQ(max_abs_diff(out[2], in[5]), 0.0);
+    TensorList g = compute_gradients(ops::sum(ops::add(out[1], out[2])), in);
+    EXPECT_EQ(max_abs_diff(g[4], Tensor::ones({2, 4}, dtype)), 0.0);
+    EXPECT_EQ(max_abs_diff(g[1], Tensor::zeros(in[1].shape(), dtype)), 0.0);
+  }
+}
+
 TEST(RnnSequence, BadArgumentsNameTheArgument) {
   using keras::testing::expect_error;
   Problem p{2, 3, 4, 5};
