@@ -11,7 +11,7 @@ first valid step is seen). The JSON holds, per case: the layer options, x, mask,
 the weights (kernel, recurrent_kernel, bias) in Keras's layouts, the output sequence and final
 states, and the gradients (tf.GradientTape) of
     L = sum(outputs * P) + sum(h_T * Q) [+ sum(c_T * Q)]
-w.r.t. x, the weights and the initial states, with P and Q stored too. All values float32 lists.
+w.r.t. x, the weights and the initial states, with P and Q stored too. All values float32 (9 significant digits) lists.
 """
 import json
 import os
@@ -88,7 +88,8 @@ def run_case(c, rng):
     grads = tape.gradient(loss, targets)
     names = [v.path.split("/")[-1] for v in layer.trainable_variables]
     assert names == ["kernel", "recurrent_kernel", "bias"], names
-    lst = lambda a: np.asarray(a, dtype="float32").tolist()  # noqa: E731
+    # 9 significant digits: exact for float32, half the text of float64 reprs.
+    lst = lambda a: np.vectorize(lambda v: float("%.9g" % v), otypes=[float])(np.asarray(a, "float32")).tolist()  # noqa: E731,E501
     return dict(
         name=c["name"], kind=c["kind"], activation=c.get("activation", "tanh"),
         recurrent_activation=c.get("recurrent_activation", "sigmoid"), reset_after=c.get("reset_after", True),
