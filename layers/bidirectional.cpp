@@ -20,12 +20,13 @@ std::string without_prefix(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0 ? s.substr(prefix.size()) : s;
 }
 
-// Keras rebuilds the wrapped layer from its config under a new name (a fresh, unbuilt layer).
+// Keras rebuilds the wrapped layer from its serialized form under a new name: fresh weights,
+// built when the layer was.
 std::shared_ptr<RNNImpl> copy_as(const RNNImpl& layer, const std::string& direction, bool backwards, const std::string& where) {
-  json c = layer.get_config();
-  c["name"] = direction + "_" + without_prefix(layer.name(), direction + "_");
-  if (backwards) c["go_backwards"] = true;
-  return as_rnn(layer_from_config(layer.class_name(), c), where);
+  json obj = config::serialize_nested_layer(layer);
+  obj["config"]["name"] = direction + "_" + without_prefix(layer.name(), direction + "_");
+  if (backwards) obj["config"]["go_backwards"] = true;
+  return as_rnn(config::nested_layer_from_config(obj, where), where);
 }
 
 // x reversed along the time axis (axis 1).

@@ -24,7 +24,20 @@ json serialize_nested_layer(const Layer& layer) {
 LayerPtr nested_layer_from_config(const json& j, const std::string& where) {
   auto [cls, c] = unwrap_object(j, where);
   if (!c.is_object()) fail<ValueError>(where, "a layer config object", c.dump());
-  return layer_from_config(cls, c);
+  LayerPtr layer = layer_from_config(cls, c);
+  // Keras's deserialize_keras_object builds the layer from its build_config.
+  if (j.is_object() && j.contains("build_config") && j["build_config"].is_object() &&
+      j["build_config"].contains("input_shape") && j["build_config"]["input_shape"].is_array()) {
+    const json& shape = j["build_config"]["input_shape"];
+    std::vector<Shape> shapes;
+    if (!shape.empty() && shape[0].is_array()) {
+      for (size_t i = 0; i < shape.size(); ++i) shapes.push_back(shape_from_json(shape[i], where + " build_config"));
+    } else {
+      shapes.push_back(shape_from_json(shape, where + " build_config"));
+    }
+    layer->ensure_built(shapes);
+  }
+  return layer;
 }
 
 std::vector<std::pair<std::string, LayerPtr>> container_keys(const std::string& container,

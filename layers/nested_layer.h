@@ -26,7 +26,8 @@ namespace config {
 json serialize_nested_layer(const Layer& layer);
 
 // A layer from a nested config in any form config::unwrap_object accepts (Keras 2 or 3), through
-// the layer registry. ValueError/TypeError naming `where` for a malformed or unknown entry.
+// the layer registry, built for its build_config's input_shape when it has one (as Keras).
+// ValueError/TypeError naming `where` for a malformed or unknown entry.
 LayerPtr nested_layer_from_config(const json& j, const std::string& where);
 
 // "cells/<snake_case class>", deduplicated as Keras's list containers do (lstm_cell, lstm_cell_1).
