@@ -53,9 +53,26 @@ json without_fan_axes(const json& obj) {
   return config;
 }
 
+json layer_config_keras2(const std::string& cls, const json& config, const std::string& where);
+
+// A layer nested in another's config (RNN.cell, Bidirectional.layer, TimeDistributed.layer):
+// tf_keras 2.21 itself writes these in the Keras 3 form (module, registered_name, build_config),
+// and Keras 3 finds a nested built-in class in a legacy .h5 only by its module, so the object
+// keeps that form; its config loses the Keras-3-only keys as a top-level layer's does.
+bool is_nested_layer(const json& j) {
+  return is_keras3_object(j) && j.value("module", json()) == "keras.layers" &&
+         is_layer_registered(j["class_name"].get<std::string>());
+}
+
 }  // namespace
 
 json keras2_values(const json& j) {
+  if (is_nested_layer(j)) {
+    const std::string cls = j["class_name"].get<std::string>();
+    json out = j;
+    out["config"] = layer_config_keras2(cls, j["config"], "to_keras2: nested " + cls);
+    return out;
+  }
   if (is_keras3_object(j)) return {{"class_name", keras2_class_name(j)}, {"config", keras2_values(without_fan_axes(j))}};
   if (j.is_array()) {
     json out = json::array();

@@ -5,6 +5,7 @@
 
 #include "keras/saving/detail/weights_stage.h"
 #include "layers/layer.h"
+#include "layers/nested_layer.h"
 #include "optimizers/optimizer.h"
 
 namespace keras {
@@ -26,10 +27,16 @@ struct TreeNode {
 };
 
 // Keras's walk (saving_lib._save_state): the object, then each child of its `layers` container
-// under a key deduplicated per container; an object already visited is skipped.
+// under a key deduplicated per container (or under its attribute key, KeyedSublayers); an object
+// already visited is skipped.
 void walk(Layer& layer, const std::string& path, std::set<const Layer*>& visited, std::vector<TreeNode>& out) {
   if (!visited.insert(&layer).second) return;
   out.push_back({&layer, path});
+  // Wrappers (RNN.cell, Bidirectional.forward_layer, ...): Keras keys them by attribute.
+  if (auto keyed = dynamic_cast<const KeyedSublayers*>(&layer)) {
+    for (const auto& [key, child] : keyed->keyed_sublayers()) walk(*child, join_path(path, key), visited, out);
+    return;
+  }
   const std::string container = join_path(path, "layers");
   std::map<std::string, int> used;
   for (const auto& child : detail::child_layers(layer)) {

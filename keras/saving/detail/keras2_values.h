@@ -7,7 +7,9 @@ namespace keras {
 
 // Keras 3 objects nested in `j` (initializers, regularizers, constraints, losses, metrics,
 // optimizers) become {"class_name", "config"} (custom classes "package>Class"); dtype policy
-// objects become their name. Everything else is kept.
+// objects become their name. Layers nested in a layer's config (RNN.cell, Bidirectional.layer)
+// keep the Keras 3 object form that tf_keras also writes, with a Keras 2 config. Everything else
+// is kept.
 nlohmann::json keras2_values(const nlohmann::json& j);
 
 }  // namespace keras

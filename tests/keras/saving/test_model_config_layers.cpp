@@ -74,6 +74,18 @@ const std::vector<LayerCase>& layer_cases() {
       {"Average", json::object(), {{3}, {3}}},
       {"Maximum", json::object(), {{3}, {3}}},
       {"Minimum", json::object(), {{3}, {3}}},
+      {"LSTM", {{"units", 2}, {"return_sequences", true}, {"go_backwards", true}}, {{4, 3}}},
+      {"GRU", {{"units", 2}, {"reset_after", false}, {"recurrent_dropout", 0.1}}, {{4, 3}}},
+      {"SimpleRNN", {{"units", 2}, {"activation", "relu"}, {"unroll", true}}, {{4, 3}}},
+      {"RNN", {{"cell", {{"class_name", "GRUCell"}, {"config", {{"units", 2}}}}}, {"return_sequences", true}}, {{4, 3}}},
+      {"Bidirectional", {{"layer", {{"class_name", "LSTM"}, {"config", {{"units", 2}}}}}, {"merge_mode", "sum"}}, {{4, 3}}},
+      {"TimeDistributed", {{"layer", {{"class_name", "Dense"}, {"config", {{"units", 2}}}}}}, {{4, 3}}},
+      {"LSTMCell", {{"units", 2}, {"unit_forget_bias", false}}, {{3}, {2}, {2}}},
+      {"GRUCell", {{"units", 2}}, {{3}, {2}}},
+      {"SimpleRNNCell", {{"units", 2}, {"use_bias", false}}, {{3}, {2}}},
+      {"StackedRNNCells", {{"cells", {{{"class_name", "SimpleRNNCell"}, {"config", {{"units", 3}}}},
+                                      {{"class_name", "LSTMCell"}, {"config", {{"units", 2}}}}}}},
+       {{3}, {3}, {2}, {2}}},
   };
   return cases;
 }

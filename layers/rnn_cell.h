@@ -1,0 +1,52 @@
+// RNNCell: the base of the cells a recurrent layer (RNN, LSTM, GRU, SimpleRNN, Bidirectional)
+// runs over time: SimpleRNNCell, LSTMCell, GRUCell and StackedRNNCells.
+//
+// A cell maps one timestep: step(x_t (batch, features), states) -> (output (batch,
+// output_size()), new states, one per state_size() entry, each (batch, size)). It is built for
+// the step input shape (batch, features), as Keras builds cells. Called on its own as a layer
+// (Keras's cell(inputs, states)), its inputs are [x_t, state...] and its outputs
+// [output, new state...].
+//
+// Dropout (Keras's DropoutRNNCell): in training, the input and recurrent dropout masks are drawn
+// once per sequence and reused by every step; the RNN calls reset_dropout_masks() before each
+// sequence. `count` masks (one per gate in Keras's implementation=1, used with
+// recurrent_dropout) or one.
+#pragma once
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "layers/layer.h"
+
+namespace keras {
+
+class RNNCell : public Layer {
+ public:
+  using Layer::Layer;
+  // Sizes of the states (LSTM: {units, units}); a stacked cell lists every cell's states in order.
+  virtual std::vector<int64_t> state_size() const = 0;
+  virtual int64_t output_size() const = 0;
+  // One timestep. Precondition: built for x's feature extent; states match state_size().
+  virtual std::pair<Tensor, TensorList> step(const Tensor& x, const TensorList& states, bool training) = 0;
+  // Forgets the dropout masks of the last sequence (no-op for cells without dropout).
+  virtual void reset_dropout_masks();
+  // Zero states for `batch`.
+  TensorList initial_state(int64_t batch) const;
+
+  TensorList call(const TensorList& inputs, const CallContext& ctx) override;
+  std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes) override;
+  void validate_input(const std::vector<Shape>& input_shapes) const override;
+
+ protected:
+  // The `count` dropout masks of `rate` for tensors like `like` (batch, n), drawn on first use
+  // per sequence and kept in `slot`; empty when rate is 0 or 1 (Keras applies none then).
+  const TensorList& dropout_masks(TensorList& slot, const Tensor& like, double rate, int count,
+                                  std::optional<int64_t> seed);
+  TensorList input_masks_, recurrent_masks_;
+};
+using RNNCellPtr = std::shared_ptr<RNNCell>;
+
+// x * mask when `masks` holds one (entry `i`, or the only one), else x.
+Tensor apply_dropout_mask(const Tensor& x, const TensorList& masks, size_t i = 0);
+
+}  // namespace keras
