@@ -152,6 +152,7 @@ KERAS_REGISTER_LAYER(Bidirectional, [](const json& c) -> LayerPtr {
     o.backward_layer = config::nested_layer_from_config(c["backward_layer"], "Bidirectional config backward_layer");
   return std::make_shared<BidirectionalImpl>(std::move(o));
 });
-KERAS_SIGNATURE(Bidirectional, .takes_mask = true);
+KERAS_SIGNATURE(Bidirectional, .takes_mask = true, .call_keywords = {"initial_state"},
+                .legacy_list_keyword = "initial_state");
 
 }  // namespace keras::layers

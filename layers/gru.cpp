@@ -16,6 +16,7 @@ json GRUImpl::get_config() const { return flat_rnn_config(sequence_config(), opt
 GRUOptions gru_options_from_config(const json& c) { return flat_rnn_options_from_config<GRUOptions>(c, "GRU config"); }
 
 KERAS_REGISTER_LAYER(GRU, [](const json& c) -> LayerPtr { return std::make_shared<GRUImpl>(gru_options_from_config(c)); });
-KERAS_SIGNATURE(GRU, .training_default = false, .takes_mask = true);
+KERAS_SIGNATURE(GRU, .training_default = false, .takes_mask = true, .call_keywords = {"initial_state"},
+                .legacy_list_keyword = "initial_state");
 
 }  // namespace keras::layers

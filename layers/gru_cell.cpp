@@ -72,6 +72,19 @@ std::pair<Tensor, TensorList> GRUCellImpl::step(const Tensor& x, const TensorLis
   return {h_new, {h_new}};
 }
 
+std::optional<ops::RnnSequenceArgs> GRUCellImpl::fused_sequence(bool training) const {
+  if (training && (options_.dropout > 0 || options_.recurrent_dropout > 0)) return std::nullopt;
+  ops::RnnSequenceArgs a;
+  a.kind = ops::RnnKind::gru;
+  a.kernel = kernel_.value();
+  a.recurrent_kernel = recurrent_kernel_.value();
+  if (options_.use_bias) a.bias = bias_.value();
+  a.activation = options_.activation;
+  a.recurrent_activation = options_.recurrent_activation;
+  a.reset_after = options_.reset_after;
+  return a;
+}
+
 json GRUCellImpl::get_config() const {
   json c = base_config();
   config::write_cell_args(options_, c);

@@ -46,6 +46,7 @@ class GRUCellImpl : public RNNCell {
   int64_t output_size() const override { return options_.units; }
   void build(const std::vector<Shape>& input_shapes) override;
   std::pair<Tensor, TensorList> step(const Tensor& x, const TensorList& states, bool training) override;
+  std::optional<ops::RnnSequenceArgs> fused_sequence(bool training) const override;
   json get_config() const override;
   const GRUCellOptions& options() const { return options_; }
 

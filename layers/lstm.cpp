@@ -16,6 +16,7 @@ json LSTMImpl::get_config() const { return flat_rnn_config(sequence_config(), op
 LSTMOptions lstm_options_from_config(const json& c) { return flat_rnn_options_from_config<LSTMOptions>(c, "LSTM config"); }
 
 KERAS_REGISTER_LAYER(LSTM, [](const json& c) -> LayerPtr { return std::make_shared<LSTMImpl>(lstm_options_from_config(c)); });
-KERAS_SIGNATURE(LSTM, .training_default = false, .takes_mask = true);
+KERAS_SIGNATURE(LSTM, .training_default = false, .takes_mask = true, .call_keywords = {"initial_state"},
+                .legacy_list_keyword = "initial_state");
 
 }  // namespace keras::layers

@@ -83,6 +83,18 @@ std::pair<Tensor, TensorList> LSTMCellImpl::step(const Tensor& x, const TensorLi
   return {h_new, {h_new, c_new}};
 }
 
+std::optional<ops::RnnSequenceArgs> LSTMCellImpl::fused_sequence(bool training) const {
+  if (training && (options_.dropout > 0 || options_.recurrent_dropout > 0)) return std::nullopt;
+  ops::RnnSequenceArgs a;
+  a.kind = ops::RnnKind::lstm;
+  a.kernel = kernel_.value();
+  a.recurrent_kernel = recurrent_kernel_.value();
+  if (options_.use_bias) a.bias = bias_.value();
+  a.activation = options_.activation;
+  a.recurrent_activation = options_.recurrent_activation;
+  return a;
+}
+
 json LSTMCellImpl::get_config() const {
   json c = base_config();
   config::write_cell_args(options_, c);

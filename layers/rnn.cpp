@@ -112,8 +112,27 @@ RNNImpl::SequenceResult RNNImpl::run_sequence(const Tensor& x, TensorList states
       fail<ShapeError>(where() + " mask", "shape " + shape_str({batch, steps}), shape_str(mask.shape()));
     keep = mask.dtype() == DType::boolean ? mask : ops::not_equal(mask, Tensor::zeros(mask.shape(), mask.dtype()));
   }
-  cell_->reset_dropout_masks();
   SequenceResult r;
+  if (auto fused = cell_->fused_sequence(training)) {
+    // One op for the whole sequence (oneDNN's RNN primitives where they apply): same semantics
+    // as the loop below, one tape node instead of a few per timestep.
+    fused->x = x;
+    fused->initial_h = states[0];
+    if (states.size() > 1) fused->initial_c = states[1];
+    fused->mask = keep;
+    fused->go_backwards = args_.go_backwards;
+    fused->zero_output_for_mask = args_.zero_output_for_mask;
+    TensorList out = ops::rnn_sequence(*fused);
+    const int64_t units = cell_->output_size();
+    // Masked: the last output may differ from h_T (zeros before a row's first real step).
+    r.last = keep.defined()
+                 ? ops::reshape(ops::slice(out[0], {0, steps - 1, 0}, {batch, 1, units}), {batch, units})
+                 : out[1];
+    if (args_.return_sequences) r.sequence = out[0];
+    r.states.assign(out.begin() + 1, out.end());
+    return r;
+  }
+  cell_->reset_dropout_masks();
   TensorList outputs;
   Tensor previous = Tensor::zeros({batch, cell_->output_size()});
   for (int64_t k = 0; k < steps; ++k) {
@@ -193,6 +212,7 @@ KERAS_REGISTER_LAYER(RNN, [](const json& c) -> LayerPtr {
   }
   return std::make_shared<RNNImpl>(std::move(o));
 });
-KERAS_SIGNATURE(RNN, .training_default = false, .takes_mask = true);
+KERAS_SIGNATURE(RNN, .training_default = false, .takes_mask = true, .call_keywords = {"initial_state"},
+                .legacy_list_keyword = "initial_state");
 
 }  // namespace keras::layers

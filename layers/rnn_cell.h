@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/ops_rnn.h"
 #include "layers/layer.h"
 
 namespace keras {
@@ -30,6 +31,10 @@ class RNNCell : public Layer {
   virtual std::pair<Tensor, TensorList> step(const Tensor& x, const TensorList& states, bool training) = 0;
   // Forgets the dropout masks of the last sequence (no-op for cells without dropout).
   virtual void reset_dropout_masks();
+  // The weights and activations of this cell as one fused ops::rnn_sequence call (the caller adds
+  // x, states, mask and direction), when a whole sequence can run in that op: the built-in cells
+  // with no dropout in effect. nullopt: run step() per timestep.
+  virtual std::optional<ops::RnnSequenceArgs> fused_sequence(bool training) const { return std::nullopt; }
   // Zero states for `batch`.
   TensorList initial_state(int64_t batch) const;
 

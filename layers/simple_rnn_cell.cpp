@@ -37,6 +37,17 @@ std::pair<Tensor, TensorList> SimpleRNNCellImpl::step(const Tensor& x, const Ten
   return {h, {h}};
 }
 
+std::optional<ops::RnnSequenceArgs> SimpleRNNCellImpl::fused_sequence(bool training) const {
+  if (training && (options_.dropout > 0 || options_.recurrent_dropout > 0)) return std::nullopt;
+  ops::RnnSequenceArgs a;
+  a.kind = ops::RnnKind::simple_rnn;
+  a.kernel = kernel_.value();
+  a.recurrent_kernel = recurrent_kernel_.value();
+  if (options_.use_bias) a.bias = bias_.value();
+  a.activation = options_.activation;
+  return a;
+}
+
 json SimpleRNNCellImpl::get_config() const {
   json c = base_config();
   config::write_cell_args(options_, c);
