@@ -48,7 +48,7 @@ void expect_shape(const std::string& what, const Shape& got, const Shape& want, 
 }
 
 // Validates the forward op's inputs (see backend/cpu/rnn_kernels.h for their order) and returns
-// the output specs {y, h_T [, c_T], workspace}; the workspace's extent is the kernel's to choose.
+// the output specs {y, h_T [, c_T], workspace handle} (the handle: backend/cpu/rnn_kernels.h).
 std::vector<TensorSpec> forward_shape(const std::vector<TensorSpec>& in, const Attrs& a) {
   const std::string& kind = a.get_string("kind");
   int64_t g = gates_of(kind);
@@ -82,7 +82,7 @@ std::vector<TensorSpec> forward_shape(const std::vector<TensorSpec>& in, const A
   }
   std::vector<TensorSpec> out{{{batch, xs[1], units}, in[0].dtype}, {{batch, units}, in[0].dtype}};
   if (lstm) out.push_back({{batch, units}, in[0].dtype});
-  out.push_back({{-1}, in[0].dtype});
+  out.push_back({{1}, in[0].dtype});
   return out;
 }
 
@@ -119,7 +119,7 @@ KERAS_REGISTER_OP(rnn_sequence) {
   def.shape = forward_shape;
   def.grad = forward_grad;
   def.save = SaveBoth;
-  def.kernel_allocates = true;  // the workspace's size is the implementation's
+  def.kernel_allocates = true;  // the workspace behind the handle is sized by the implementation
 }
 KERAS_REGISTER_OP(rnn_sequence_backward) { def.shape = backward_shape; }
 

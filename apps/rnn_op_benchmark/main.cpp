@@ -3,10 +3,13 @@
 //
 //   build/apps/rnn_op_benchmark [--batch 64] [--time 50] [--input 128] [--units 256] [--layers 2]
 //                               [--repeats 5] [--min-time 2] [--threads N] [--implementation auto]
+//                               [--profile 1]
 //
 // One step: the layers in sequence (return_sequences, zero initial states), loss = mean of the
 // last layer's last output squared, gradients of every kernel, recurrent kernel and bias (and x)
 // through the tape. Prints one JSON line: samples/s median, min and max over the repeats.
+// --profile 1 then runs 3 more steps with op profiling and prints each op's share of the kernel
+// CPU time to stderr.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "backend/autodiff.h"
+#include "backend/op_profile.h"
 #include "backend/ops.h"
 #include "backend/ops_rnn.h"
 #include "backend/random.h"
@@ -25,6 +29,7 @@ using namespace keras;
 int main(int argc, char** argv) {
   int64_t batch = 64, time = 50, input = 128, units = 256, layers = 2, repeats = 5;
   double min_time = 2;
+  bool profile = false;
   std::string impl = "auto";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
@@ -37,6 +42,7 @@ int main(int argc, char** argv) {
     else if (k == "--min-time") min_time = std::stod(v);
     else if (k == "--threads") set_num_threads(std::stoi(v));
     else if (k == "--implementation") impl = v;
+    else if (k == "--profile") profile = v == "1";
     else return std::fprintf(stderr, "unknown option %s\n", k.c_str()), 2;
   }
   Tensor x = random::normal({batch, time, input}, 0, 1, uint64_t{1});
@@ -84,4 +90,12 @@ int main(int argc, char** argv) {
               onednn ? "true" : "false", num_threads(), static_cast<long>(batch), static_cast<long>(time),
               static_cast<long>(input), static_cast<long>(units), static_cast<long>(layers), rates[rates.size() / 2],
               rates.front(), rates.back());
+  if (!profile) return 0;
+  set_op_profiling(true);
+  for (int i = 0; i < 3; ++i) step();
+  double total = 0;
+  for (const auto& e : op_profile()) total += e.cpu_seconds;
+  for (const auto& e : op_profile())
+    std::fprintf(stderr, "%5.1f%%  %-24s %-16s %llu calls\n", 100 * e.cpu_seconds / total, e.op.c_str(), e.shape.c_str(),
+                 static_cast<unsigned long long>(e.calls));
 }

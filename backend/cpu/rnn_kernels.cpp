@@ -3,6 +3,8 @@
 // workspace between them) always come from the same path.
 #include "backend/cpu/rnn_kernels.h"
 
+#include <algorithm>
+
 namespace keras::cpu {
 
 RnnProblem RnnProblem::from(const TensorList& in, const Attrs& a) {
@@ -20,6 +22,26 @@ RnnProblem RnnProblem::from(const TensorList& in, const Attrs& a) {
   p.training = a.get_bool("training", true);
   p.dtype = in[0].dtype();
   return p;
+}
+
+RnnWorkspace RnnWorkspace::allocate(int64_t numel, DType dtype) {
+  Tensor whole = Tensor::empty({std::max<int64_t>(numel, 1)}, dtype);
+  return {whole.slice_batch(0, numel), whole.slice_batch(0, 1)};
+}
+
+Tensor RnnWorkspace::of(const Tensor& handle, int64_t numel) {
+  auto whole = std::make_shared<TensorImpl>();
+  whole->storage = handle.impl().storage;
+  whole->offset = handle.impl().offset;
+  whole->dtype = handle.dtype();
+  whole->shape = {numel};
+  whole->strides = {1};
+  if ((whole->offset + numel) * static_cast<int64_t>(dtype_size(whole->dtype)) >
+      static_cast<int64_t>(whole->storage->bytes))
+    fail<ValueError>("rnn_sequence_backward", "a workspace of " + std::to_string(numel) + " elements",
+                     std::to_string(whole->storage->bytes) + " bytes",
+                     "The workspace must come from the forward of the same problem and implementation.");
+  return Tensor(whole);
 }
 
 namespace {

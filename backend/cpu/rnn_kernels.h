@@ -7,6 +7,9 @@
 // The workspace is what the backward needs from the forward: for the reference, every step's
 // gate pre-activations, activations and previous states; for oneDNN, its opaque workspace
 // (stored as float32 words). It must come from the same implementation as the backward.
+// The op's workspace output is a one-element HANDLE whose storage holds the whole workspace: the
+// tape zero-fills a gradient for every output of a recorded op, and a full-size workspace output
+// would cost that zero-filled copy (tens of MB for a 256-unit LSTM over 50 steps) every step.
 #pragma once
 #include <string>
 
@@ -31,6 +34,14 @@ struct RnnProblem {
   size_t mask_index() const { return 5 + (lstm() ? 1 : 0); }
   // Step s of the processed order reads input time step time_of(s).
   int64_t time_of(int64_t s) const { return go_backwards ? time - 1 - s : s; }
+};
+
+// A workspace of `numel` elements (at least one is allocated) and its handle, and back.
+struct RnnWorkspace {
+  Tensor flat;    // (numel,) over the whole allocation
+  Tensor handle;  // (1,) view of it: the op's output
+  static RnnWorkspace allocate(int64_t numel, DType dtype);
+  static Tensor of(const Tensor& handle, int64_t numel);  // the (numel,) workspace behind a handle
 };
 
 // Plain loops, float32 and float64, every kind, mask and activation pair (rnn_reference.cpp).

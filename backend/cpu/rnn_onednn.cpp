@@ -163,6 +163,9 @@ std::shared_ptr<Entry> backward_entry(const RnnProblem& p) {
   });
 }
 
+// The opaque workspace in float32 words.
+int64_t workspace_words(const Entry& e) { return static_cast<int64_t>((e.workspace.get_size() + 3) / 4); }
+
 // The Keras weight `w` in the primitive's layout `want`: wrapped as is, or reordered.
 memory weights_for(const Tensor& w, const memory::desc& keras, const memory::desc& want,
                    const std::optional<dnnl::reorder>& reorder) {
@@ -212,7 +215,7 @@ void rnn_onednn_forward(const RnnProblem& p, const TensorList& in, TensorList& o
     reverse_time(in[0].data<float>(), x_rev.data(), p.batch, p.time, p.input);
     src = memory(d.src_layer, dnnl_engine(), x_rev.data());
   }
-  Tensor ws = Tensor::empty({static_cast<int64_t>((e->workspace.get_size() + 3) / 4)}, DType::float32);
+  RnnWorkspace ws = RnnWorkspace::allocate(workspace_words(*e), DType::float32);
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC_LAYER, src},
       {DNNL_ARG_SRC_ITER, wrap(in[4], d.iter)},
@@ -225,10 +228,10 @@ void rnn_onednn_forward(const RnnProblem& p, const TensorList& in, TensorList& o
     args.emplace(DNNL_ARG_SRC_ITER_C, wrap(in[5], d.iter));
     args.emplace(DNNL_ARG_DST_ITER_C, wrap(out[2], d.iter));
   }
-  if (p.training) args.emplace(DNNL_ARG_WORKSPACE, memory(e->workspace, dnnl_engine(), ws.raw_data()));
+  if (p.training) args.emplace(DNNL_ARG_WORKSPACE, memory(e->workspace, dnnl_engine(), ws.flat.raw_data()));
   e->prim.execute(dnnl_stream(), args);
   dnnl_stream().wait();
-  out.push_back(ws);
+  out.push_back(ws.handle);
 }
 
 void rnn_onednn_backward(const RnnProblem& p, const TensorList& in, TensorList& out) {
@@ -237,7 +240,7 @@ void rnn_onednn_backward(const RnnProblem& p, const TensorList& in, TensorList& 
   auto& eng = dnnl_engine();
   const size_t n_in = p.forward_input_count(), n_state = p.state_count();
   const Tensor& y = in[n_in];
-  const Tensor& ws = in[n_in + 1 + n_state];
+  Tensor ws = RnnWorkspace::of(in[n_in + 1 + n_state], workspace_words(*e));
   const Tensor& dy = in[n_in + 2 + n_state];
   std::vector<float> x_rev, dx_rev, bias = onednn_bias(p, in[3]), dbias(bias.size(), 0.f);
   memory src = wrap(in[0], d.src_layer), diff_src = wrap(out[0], d.src_layer);

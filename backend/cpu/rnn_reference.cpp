@@ -106,8 +106,9 @@ void forward_typed(const RnnProblem& p, const TensorList& in, TensorList& out) {
   const T* bias = in[3].data<T>();
   const bool* mask = p.masked ? in[p.mask_index()].data<bool>() : nullptr;
   Activation act = Activation::of(p.activation), rec_act = Activation::of(p.recurrent_activation);
-  Steps<T> st{L, Tensor::empty({L.T * L.slots, B, U}, p.dtype)};
-  out.push_back(st.ws.view({-1}));
+  RnnWorkspace ws = RnnWorkspace::allocate(L.T * L.slots * BU, p.dtype);
+  Steps<T> st{L, ws.flat.view({L.T * L.slots, B, U})};
+  out.push_back(ws.handle);
 
   std::vector<T> xw(B * L.T * GU);  // (B, T, GU): x @ kernel + input bias
   gemm<T>(false, false, B * L.T, GU, L.I, x, L.I, K, GU, T(0), xw.data(), GU);
@@ -196,7 +197,7 @@ void backward_typed(const RnnProblem& p, const TensorList& in, TensorList& out) 
   const T* K = in[1].data<T>();
   const T* R = in[2].data<T>();
   const bool* mask = p.masked ? in[p.mask_index()].data<bool>() : nullptr;
-  Steps<T> st{L, in[n_in + 1 + n_state].view({L.T * L.slots, B, U})};
+  Steps<T> st{L, RnnWorkspace::of(in[n_in + 1 + n_state], L.T * L.slots * BU).view({L.T * L.slots, B, U})};
   const T* dy = in[n_in + 2 + n_state].data<T>();
   Activation act = Activation::of(p.activation), rec_act = Activation::of(p.recurrent_activation);
   for (auto& t : out) t.fill_(0);
