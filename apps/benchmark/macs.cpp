@@ -20,9 +20,20 @@ keras::Shape weight_shape(const keras::Layer& layer, const std::string& name) {
   throw std::logic_error("count_macs: expected a weight '" + name + "' in layer '" + layer.name() + "', got none.");
 }
 
+// A recurrent layer: every step multiplies the step input by the kernel and the state by the
+// recurrent kernel (all gates, both directions of a Bidirectional), as sequence_bench.py counts.
+int64_t recurrent_macs(const keras::Layer& layer) {
+  const int64_t steps = layer.build_input_shapes().at(0).at(1);
+  int64_t per_step = 0;
+  for (const keras::Variable& v : layer.weights())
+    if (v.name() == "kernel" || v.name() == "recurrent_kernel") per_step += product(v.shape());
+  return steps * per_step;
+}
+
 int64_t layer_macs(const keras::LayerPtr& layer) {
   const std::string kind = layer->class_name();
   if (auto* nested = dynamic_cast<const keras::Model*>(layer.get())) return count_macs(*nested);
+  if (kind == "LSTM" || kind == "GRU" || kind == "SimpleRNN" || kind == "Bidirectional") return recurrent_macs(*layer);
   if (kind != "Conv1D" && kind != "Conv2D" && kind != "DepthwiseConv2D" && kind != "SeparableConv2D" && kind != "Dense")
     return 0;
   // Output extents of one sample (the batch axis dropped); channels are last in these models.

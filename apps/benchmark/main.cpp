@@ -60,7 +60,8 @@ struct Options {
 };
 
 const char* kUsage =
-    "usage: benchmark [--workload mlp|cnn|resnet|mobilenet_v2|mobilenet_v2_b1|resnet50] [--rounds N]\n"
+    "usage: benchmark [--workload mlp|cnn|resnet|mobilenet_v2|mobilenet_v2_b1|resnet50|lstm|transformer]\n"
+    "                 [--rounds N]\n"
     "                 [--mode both|train|infer] [--threads N] [--repeats N]\n"
     "                 [--warmup N] [--min-time S] [--bench-dir DIR] [--python PATH]\n"
     "                 [--config stock|openblas|openblas-skx|tuned] [--side both|ours|torch]\n"
@@ -69,7 +70,7 @@ const char* kUsage =
     "Runs our framework and PyTorch (torch_bench.py) interleaved, --rounds times each, and\n"
     "reports medians, ratios ours/torch, train GFLOP/s against the measured FMA peak and each\n"
     "side's peak RSS. --mode picks what is timed; default: the workload's (both, except\n"
-    "mobilenet_v2 and mobilenet_v2_b1: infer, resnet50: train).\n"
+    "mobilenet_v2 and mobilenet_v2_b1: infer; resnet50, lstm and transformer: train).\n"
     "--repeats/--warmup/--min-time are passed to both sides (torch_bench's\n"
     "defaults: 5, 10, 2.0). --config auto = tuned where the CPU has AVX-512 (tuned forces\n"
     "OpenBLAS's SKYLAKEX kernels, which die with SIGILL elsewhere), else openblas with tuned's\n"

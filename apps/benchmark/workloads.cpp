@@ -61,6 +61,18 @@ std::shared_ptr<k::Model> build_resnet() {
   return model;
 }
 
+// sequence_bench.py's lstm: two stacked LSTMs, the classifier on the last output.
+std::shared_ptr<k::Model> build_lstm() {
+  auto model = std::make_shared<k::Sequential>(std::initializer_list<k::SequentialEntry>{
+      k::layers::Input({50, 128}),
+      k::layers::LSTM({.units = 256, .return_sequences = true}),
+      k::layers::LSTM({.units = 256}),
+      k::layers::Dense({.units = 10}),
+  });
+  compile_for_benchmark(*model);
+  return model;
+}
+
 // torchvision_bench.py trains its networks with SGD 0.01, momentum 0.9 (ImageNet's usual
 // momentum; a smaller rate than ResNet-20's because the batches are small).
 void compile_imagenet(k::Model& model) {
@@ -160,6 +172,10 @@ const std::vector<Workload>& workloads() {
       {.name = "resnet50", .description = "ResNet50 (torchvision resnet50), logits", .input = {224, 224, 3},
        .batch = 16, .optimizer = "SGD 0.01, momentum 0.9", .classes = 1000, .mode = "train",
        .torch_script = "torchvision_bench.py", .torch_script_in_bench_dir = false, .build = build_resnet50},
+      // The sequence workloads against nn.LSTM and nn.TransformerEncoder (sequence_bench.py).
+      {.name = "lstm", .description = "LSTM 256 (sequences), LSTM 256, Dense 10 over 50 steps x 128 features",
+       .input = {50, 128}, .batch = 64, .optimizer = "Adam 1e-3", .mode = "train",
+       .torch_script = "sequence_bench.py", .torch_script_in_bench_dir = false, .build = build_lstm},
   };
   return table;
 }
