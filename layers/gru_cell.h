@@ -48,6 +48,9 @@ class GRUCellImpl : public RNNCell {
   std::pair<Tensor, TensorList> step(const Tensor& x, const TensorList& states, bool training) override;
   json get_config() const override;
   const GRUCellOptions& options() const { return options_; }
+  const Variable& kernel() const { return kernel_; }
+  const Variable& recurrent_kernel() const { return recurrent_kernel_; }
+  const Variable& bias() const { return bias_; }  // undefined without use_bias
 
  private:
   GRUCellOptions options_;

@@ -43,6 +43,9 @@ class SimpleRNNCellImpl : public RNNCell {
   std::pair<Tensor, TensorList> step(const Tensor& x, const TensorList& states, bool training) override;
   json get_config() const override;
   const SimpleRNNCellOptions& options() const { return options_; }
+  const Variable& kernel() const { return kernel_; }
+  const Variable& recurrent_kernel() const { return recurrent_kernel_; }
+  const Variable& bias() const { return bias_; }  // undefined without use_bias
 
  private:
   SimpleRNNCellOptions options_;
