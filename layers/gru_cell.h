@@ -49,6 +49,9 @@ class GRUCellImpl : public RNNCell {
   std::optional<ops::RnnSequenceArgs> fused_sequence(bool training) const override;
   json get_config() const override;
   const GRUCellOptions& options() const { return options_; }
+  const Variable& kernel() const { return kernel_; }
+  const Variable& recurrent_kernel() const { return recurrent_kernel_; }
+  const Variable& bias() const { return bias_; }  // undefined without use_bias
 
  private:
   GRUCellOptions options_;

@@ -30,7 +30,8 @@ Tensor time_step(const Tensor& x, int64_t t) {
 }  // namespace
 
 RNNImpl::RNNImpl(RNNOptions o)
-    : RNNImpl(config::base_options(o), cell_of(o, "Layer '" + o.name + "' (RNN)"), sequence_args_of(o)) {}
+    : RNNImpl(config::base_options(o), cell_of(o, o.name.empty() ? std::string("RNN") : "Layer '" + o.name + "' (RNN)"),
+              sequence_args_of(o)) {}
 
 RNNImpl::RNNImpl(const LayerOptions& base, RNNCellPtr cell, SequenceArgs args)
     : Layer(base), cell_(std::move(cell)), args_(args) {}
@@ -81,8 +82,8 @@ TensorList RNNImpl::initial_states_for(const TensorList& given, int64_t batch) {
   if (states_.empty()) states_ = cell_->initial_state(batch);
   if (states_[0].shape()[0] != batch)
     fail<ValueError>(where(), "batches of " + std::to_string(states_[0].shape()[0]) + " sequences (stateful)",
-                     std::to_string(batch), "A stateful RNN keeps one state per batch entry; call reset_states() "
-                                            "does not change the batch size.");
+                     std::to_string(batch), "A stateful RNN keeps one state per batch entry: its first call fixes "
+                                            "the batch size.");
   return states_;
 }
 

@@ -44,6 +44,9 @@ class SimpleRNNCellImpl : public RNNCell {
   std::optional<ops::RnnSequenceArgs> fused_sequence(bool training) const override;
   json get_config() const override;
   const SimpleRNNCellOptions& options() const { return options_; }
+  const Variable& kernel() const { return kernel_; }
+  const Variable& recurrent_kernel() const { return recurrent_kernel_; }
+  const Variable& bias() const { return bias_; }  // undefined without use_bias
 
  private:
   SimpleRNNCellOptions options_;
