@@ -7,8 +7,10 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
+#include "keras/data/readers.h"
 #include "keras/keras.h"
 #include "keras/saving/model_config.h"
 #include "layers/layer_config.h"
@@ -93,6 +95,18 @@ TEST(SequenceConfigs, EveryConfigIsKeras3sGetConfig) {
   }
 }
 
+TEST(SequenceConfigs, Keras2ConfigsReadAsTheSameLayers) {
+  // tf_keras writes tuples, Keras 2 initializer objects and input_length; read, each gives the
+  // config of the same layer made in Keras 3.
+  const json& configs_k2 = ref::reference().at("configs_k2");
+  ASSERT_EQ(configs_k2.size(), 9u);
+  for (const auto& [name, entry] : configs_k2.items()) {
+    SCOPED_TRACE(name);
+    LayerPtr read = layer_from_config(entry.at("class_name"), entry.at("config"));
+    expect_same_json(as_keras3(read->get_config()), ref::reference().at("configs").at(name).at("config"), name + " from tf_keras");
+  }
+}
+
 TEST(SequenceConfigs, ModelsSerializeAsKeras3WritesThem) {
   const json& models = ref::reference().at("models");
   ASSERT_EQ(models.size(), 9u);
@@ -138,7 +152,14 @@ TEST(SequenceConfigs, TextClassifierSavesAndLoadsBackInBothFormats) {
   model->set_weights(ref::tensors_of(keras.at("weights")));
   Tensor tokens = ref::tensor_of(keras.at("inputs")[0]);
   const std::vector<float> before = model->predict(tokens).to_vector<float>();
-  const std::string dir = temp_dir();
+  // KERAS_SEQUENCE_DUMP=DIR keeps the files, with their input and output, for
+  // `make_fixtures.py verify DIR` (real Keras loads them and compares predictions).
+  const char* dump = std::getenv("KERAS_SEQUENCE_DUMP");
+  const std::string dir = dump ? std::string(dump) : temp_dir();
+  if (dump) {
+    data::save_npy(dir + "/text_classifier.input0.npy", tokens);
+    data::save_npy(dir + "/text_classifier.output0.npy", model->predict(tokens));
+  }
   for (const char* file : {"text_classifier.keras", "text_classifier.h5"}) {
     SCOPED_TRACE(file);
     const std::string path = dir + "/" + file;
@@ -149,5 +170,5 @@ TEST(SequenceConfigs, TextClassifierSavesAndLoadsBackInBothFormats) {
     EXPECT_EQ(loaded->predict(tokens).to_vector<float>(), before);
     ref::expect_matches(loaded->predict(tokens), keras.at("outputs")[0], "loaded");
   }
-  std::filesystem::remove_all(dir);
+  if (!dump) std::filesystem::remove_all(dir);
 }

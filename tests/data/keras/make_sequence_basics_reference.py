@@ -6,6 +6,7 @@ Keras 3 (3.15.1, TensorFlow backend, CPU) does with the embedding, masking and 1
 sequence_basics.json:
   configs  : {case: {"class_name", "config"}}: get_config() of each layer built with the options
              in the case's name, so the C++ config can be compared key for key.
+  configs_k2: the same for tf_keras 2 (Keras 2), for the cases it has.
   models   : {case: Model.to_json()} of Input -> layer (what a saved functional model records:
              build_config, node kwargs), for every new class.
   cases    : {case: {"inputs": [...], "weights": [...], "outputs": [...], "masks": [...]}}: eager
@@ -67,6 +68,25 @@ config("ZeroPadding1D_pair", L.ZeroPadding1D((0, 2), name="layer"))
 config("UpSampling1D", L.UpSampling1D(name="layer"))
 config("UpSampling1D_3", L.UpSampling1D(3, name="layer"))
 config("Identity", L.Identity(name="layer"))
+
+# The same layers as tf_keras 2 (Keras 2 files) configures them, for the cases both generations have.
+import tf_keras
+
+K2 = tf_keras.layers
+configs_k2 = {}
+for case, layer in [
+    ("Embedding", K2.Embedding(10, 4, name="layer")),
+    ("Embedding_mask_zero", K2.Embedding(10, 4, mask_zero=True, name="layer")),
+    ("Embedding_options", K2.Embedding(
+        7, 3, embeddings_initializer=tf_keras.initializers.RandomNormal(stddev=0.5, seed=3),
+        embeddings_regularizer=tf_keras.regularizers.L2(0.01), embeddings_constraint=tf_keras.constraints.MaxNorm(2.0),
+        name="layer")),
+    ("Masking_value", K2.Masking(mask_value=-1.5, name="layer")),
+    ("RepeatVector", K2.RepeatVector(3, name="layer")), ("Permute_3d", K2.Permute((3, 1, 2), name="layer")),
+    ("Cropping1D_pair", K2.Cropping1D((2, 0), name="layer")), ("ZeroPadding1D_pair", K2.ZeroPadding1D((0, 2), name="layer")),
+    ("UpSampling1D_3", K2.UpSampling1D(3, name="layer")),
+]:
+    configs_k2[case] = {"class_name": layer.__class__.__name__, "config": layer.get_config()}
 
 seq = (5, 3)
 single = {
@@ -210,6 +230,7 @@ text_classifier = {
 }
 
 with open(os.path.join(here, "sequence_basics.json"), "w") as f:
-    json.dump({"keras_version": keras.__version__, "configs": configs, "models": models, "cases": cases,
+    json.dump({"keras_version": keras.__version__, "tf_keras_version": tf_keras.__version__, "configs": configs,
+               "configs_k2": configs_k2, "models": models, "cases": cases,
                "text_classifier": text_classifier}, f, separators=(",", ":"))
 print("wrote", len(configs), "configs,", len(models), "models,", len(cases), "cases")
