@@ -18,6 +18,7 @@
 #include "layers/elementwise_merge.h"
 #include "layers/elu.h"
 #include "layers/embedding.h"
+#include "layers/flatten.h"
 #include "layers/global_average_pooling1d.h"
 #include "layers/global_max_pooling1d.h"
 #include "layers/identity.h"
@@ -26,6 +27,7 @@
 #include "layers/masking.h"
 #include "layers/permute.h"
 #include "layers/relu.h"
+#include "layers/reshape.h"
 #include "layers/rescaling.h"
 #include "layers/softmax.h"
 #include "layers/up_sampling1d.h"
@@ -63,6 +65,10 @@ TEST(MaskPropagation, LayersAfterMaskingPassOrDropTheMaskAsKerasDoes) {
       {"Cropping1D", [] { return LayerPtr(layers::Cropping1D()); }},
       {"ZeroPadding1D", [] { return LayerPtr(layers::ZeroPadding1D()); }},
       {"UpSampling1D", [] { return LayerPtr(layers::UpSampling1D()); }},
+      // Views of the masked tensor: the mask must not ride along.
+      {"Flatten", [] { return LayerPtr(layers::Flatten()); }},
+      {"Reshape", [] { return LayerPtr(layers::Reshape({.target_shape = {12}})); }},
+      {"Reshape_same", [] { return LayerPtr(layers::Reshape({.target_shape = {4, 3}})); }},
   };
   for (const auto& [name, make] : after) {
     SCOPED_TRACE(name);

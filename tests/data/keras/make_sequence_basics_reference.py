@@ -149,6 +149,7 @@ after = {
     "Identity": L.Identity(), "Softmax": L.Softmax(),
     "RepeatVector_flat": None, "Permute": L.Permute((2, 1)), "Cropping1D": L.Cropping1D(),
     "ZeroPadding1D": L.ZeroPadding1D(), "UpSampling1D": L.UpSampling1D(),
+    "Flatten": L.Flatten(), "Reshape": L.Reshape((12,)), "Reshape_same": L.Reshape((4, 3)),
 }
 for name, layer in after.items():
     if layer is None:
