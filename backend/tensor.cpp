@@ -94,6 +94,7 @@ Tensor Tensor::slice_batch(int64_t start, int64_t stop) const {
   auto v = std::make_shared<TensorImpl>(impl());
   v->grad_fn = nullptr;
   v->requires_grad = false;
+  v->keras_mask = nullptr;
   v->shape[0] = stop - start;
   v->offset += start * impl().strides[0];
   return Tensor(v);
@@ -131,6 +132,7 @@ Tensor Tensor::view(const Shape& shape) const {
   auto v = std::make_shared<TensorImpl>(base.impl());
   v->grad_fn = nullptr;
   v->requires_grad = false;
+  v->keras_mask = nullptr;  // a view is a new tensor: the mask stays with the layer output it was set on
   v->shape = resolved;
   v->strides = contiguous_strides(resolved);
   return Tensor(v);
@@ -154,6 +156,7 @@ Tensor Tensor::permuted(const std::vector<int>& perm_in) const {
   auto v = std::make_shared<TensorImpl>(impl());
   v->grad_fn = nullptr;
   v->requires_grad = false;
+  v->keras_mask = nullptr;
   for (size_t i = 0; i < perm.size(); ++i) {
     v->shape[i] = impl().shape[static_cast<size_t>(perm[i])];
     v->strides[i] = impl().strides[static_cast<size_t>(perm[i])];

@@ -16,6 +16,7 @@ class ActivationImpl : public Layer {
   explicit ActivationImpl(ActivationOptions options);
   std::string class_name() const override { return "Activation"; }
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
+  bool supports_masking() const override { return true; }  // Keras: the mask passes through
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& s) override { return s; }
   void validate_input(const std::vector<Shape>& input_shapes) const override;
   json get_config() const override;

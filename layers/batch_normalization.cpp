@@ -5,6 +5,7 @@
 #include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
+#include "layers/mask_ops.h"
 
 namespace keras::layers {
 
@@ -53,12 +54,39 @@ void BatchNormalizationImpl::build(const std::vector<Shape>& shapes) {
   moving_variance_ = add_weight("moving_variance", c, options_.moving_variance_initializer.ptr(), false);
 }
 
+namespace {
+
+// Keras's BatchNormalization._moments with a mask (batch, ...) one rank below x: mean and biased
+// variance over the unmasked positions only, each count padded by Keras's epsilon 1e-7.
+ops::BatchNormOutputs masked_moments(const Tensor& x, const Tensor& mask) {
+  std::vector<int64_t> axes;
+  for (int64_t a = 0; a + 1 < x.rank(); ++a) axes.push_back(a);
+  Tensor keep = ops::expand_dims(mask, -1);
+  Tensor zero = Tensor::scalar(0, x.dtype(), x.device());
+  Tensor count = ops::add(ops::sum(ops::broadcast_to(masks::as_float(keep, x.dtype()), x.shape()), axes), 1e-7);
+  Tensor mean = ops::divide(ops::sum(ops::where(keep, x, zero), axes), count);
+  Tensor centered = ops::where(keep, ops::subtract(x, mean), zero);
+  Tensor variance = ops::divide(ops::sum(ops::square(centered), axes), count);
+  return {Tensor(), mean, variance};
+}
+
+}  // namespace
+
 TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallContext& ctx) {
   const Tensor& x = inputs[0];
   Tensor gamma = options_.scale ? gamma_.value() : Tensor();
   Tensor beta = options_.center ? beta_.value() : Tensor();
+  const Tensor& mask = ctx.mask(0);
+  if (mask.defined() && mask.rank() + 1 != x.rank())
+    fail<ShapeError>(where(), "a mask one rank below the input " + shape_str(x.shape()), "mask shape " + shape_str(mask.shape()));
   if (ctx.training && trainable()) {
-    auto r = ops::batch_norm_training(x, gamma, beta, options_.epsilon);
+    ops::BatchNormOutputs r;
+    if (mask.defined()) {
+      r = masked_moments(x, mask);
+      r.y = ops::batch_norm_inference(x, r.mean, r.variance, gamma, beta, options_.epsilon);
+    } else {
+      r = ops::batch_norm_training(x, gamma, beta, options_.epsilon);
+    }
     NoGradGuard no_grad;
     const double m = options_.momentum;
     moving_mean_.assign(ops::add(ops::multiply(moving_mean_.value(), m), ops::multiply(r.mean, 1.0 - m)));

@@ -1,6 +1,8 @@
 #include "layers/concatenate.h"
 
+#include "backend/autodiff.h"
 #include "backend/ops.h"
+#include "layers/mask_ops.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 
@@ -62,6 +64,21 @@ TensorList ConcatenateImpl::call(const TensorList& inputs, const CallContext&) {
 
 Tensor ConcatenateImpl::merge_function(const TensorList& inputs) const {
   return ops::concatenate(inputs, options_.axis);
+}
+
+TensorList ConcatenateImpl::compute_mask(const TensorList& inputs, const TensorList& masks) const {
+  bool any_mask = false;
+  for (const auto& m : masks) any_mask = any_mask || m.defined();
+  if (!any_mask) return {Tensor()};
+  NoGradGuard no_grad;
+  TensorList wide;  // each input's mask as float32 {0, 1} of the input's shape
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& m = i < masks.size() ? masks[i] : Tensor();
+    if (!m.defined()) wide.push_back(Tensor::ones(inputs[i].shape()));
+    else if (m.rank() < inputs[i].rank()) wide.push_back(ops::broadcast_to(ops::expand_dims(masks::as_float(m), -1), inputs[i].shape()));
+    else wide.push_back(masks::as_float(m));
+  }
+  return {masks::any(ops::cast(ops::concatenate(wide, static_cast<int>(options_.axis)), DType::boolean), -1)};
 }
 
 json ConcatenateImpl::get_config() const {

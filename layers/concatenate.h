@@ -25,6 +25,9 @@ class ConcatenateImpl : public MergeImpl {
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes) override;
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
   json get_config() const override;  // base keys + axis
+  // Keras's: each input's mask (all true where it has none, widened to the input's shape) joined
+  // along `axis`, then any over the last axis; none when no input has a mask.
+  TensorList compute_mask(const TensorList& inputs, const TensorList& masks) const override;
   const ConcatenateOptions& options() const { return options_; }
 
  protected:

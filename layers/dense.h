@@ -33,6 +33,7 @@ class DenseImpl : public Layer {
   std::string class_name() const override { return "Dense"; }
   void build(const std::vector<Shape>& input_shapes) override;
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
+  bool supports_masking() const override { return true; }  // Keras: the mask passes through
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes) override;
   void validate_input(const std::vector<Shape>& input_shapes) const override;
   json get_config() const override;

@@ -41,6 +41,8 @@ class DotImpl : public MergeImpl {
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes) override;
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
   json get_config() const override;  // base keys + axes (int or [a, b]) + normalize
+  // Keras: the output never carries a mask.
+  TensorList compute_mask(const TensorList&, const TensorList&) const override { return {Tensor()}; }
   const DotOptions& options() const { return options_; }
 
  protected:

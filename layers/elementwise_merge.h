@@ -11,7 +11,8 @@
 
 namespace keras::layers {
 
-#define KERAS_ELEMENTWISE_MERGE(Name)                                                       \
+// `...`: further member declarations of the class.
+#define KERAS_ELEMENTWISE_MERGE(Name, ...)                                                  \
   class Name##Impl : public MergeImpl {                                                     \
    public:                                                                                  \
     explicit Name##Impl(MergeOptions options = {})                                          \
@@ -20,14 +21,21 @@ namespace keras::layers {
                                                                                             \
    protected:                                                                               \
     Tensor merge_function(const TensorList& inputs) const override;                         \
+    __VA_ARGS__                                                                             \
   };                                                                                        \
   KERAS_MERGE_LAYER_HANDLE(Name, MergeOptions)
 
-KERAS_ELEMENTWISE_MERGE(Add);       // x1 + x2 + ...
-KERAS_ELEMENTWISE_MERGE(Multiply);  // x1 * x2 * ...
-KERAS_ELEMENTWISE_MERGE(Average);   // (x1 + x2 + ...) / n
-KERAS_ELEMENTWISE_MERGE(Maximum);   // max(x1, x2, ...)
-KERAS_ELEMENTWISE_MERGE(Minimum);   // min(x1, x2, ...)
+// The merges whose values depend on the inputs' masks (Keras's Multiply, Maximum, Minimum):
+// masked steps of an input do not take part. Multiply treats them as 1 and zeroes the steps no
+// input keeps (when every input has a mask); Maximum/Minimum take the other operand there.
+#define KERAS_MASKED_ELEMENTWISE_MERGE(Name) \
+  KERAS_ELEMENTWISE_MERGE(Name, Tensor merge_with_masks(const TensorList& inputs, const TensorList& masks) const override;)
+
+KERAS_ELEMENTWISE_MERGE(Add);              // x1 + x2 + ...
+KERAS_MASKED_ELEMENTWISE_MERGE(Multiply);  // x1 * x2 * ...
+KERAS_ELEMENTWISE_MERGE(Average);          // (x1 + x2 + ...) / n
+KERAS_MASKED_ELEMENTWISE_MERGE(Maximum);   // max(x1, x2, ...)
+KERAS_MASKED_ELEMENTWISE_MERGE(Minimum);   // min(x1, x2, ...)
 
 // x1 - x2: exactly two inputs.
 class SubtractImpl : public MergeImpl {
@@ -43,6 +51,7 @@ class SubtractImpl : public MergeImpl {
 KERAS_MERGE_LAYER_HANDLE(Subtract, MergeOptions);
 
 #undef KERAS_ELEMENTWISE_MERGE
+#undef KERAS_MASKED_ELEMENTWISE_MERGE
 
 // Functional forms (keras.layers.add etc.): a fresh layer called on `inputs`.
 KerasTensor add(const std::vector<KerasTensor>& inputs, MergeOptions options = {});

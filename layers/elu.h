@@ -18,6 +18,7 @@ class ELUImpl : public Layer {
   explicit ELUImpl(ELUOptions options);
   std::string class_name() const override { return "ELU"; }
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
+  bool supports_masking() const override { return true; }  // Keras: the mask passes through
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& s) override { return s; }
   void validate_input(const std::vector<Shape>& input_shapes) const override;
   json get_config() const override;

@@ -2,6 +2,7 @@
 
 #include "backend/ops.h"
 #include "layers/layer_config.h"
+#include "layers/mask_ops.h"
 
 namespace keras::layers {
 
@@ -27,8 +28,15 @@ std::vector<Shape> GlobalPoolingBaseImpl::compute_output_shape(const std::vector
   return {out};
 }
 
-TensorList GlobalPoolingBaseImpl::call(const TensorList& inputs, const CallContext&) {
+TensorList GlobalPoolingBaseImpl::call(const TensorList& inputs, const CallContext& ctx) {
   std::vector<int64_t> axes = rank_ == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2};
+  if (supports_masking() && ctx.mask(0).defined()) {
+    // Keras: the sum over the unmasked steps over their count (0/0 = NaN for an all-masked row).
+    const Tensor& x = inputs[0];
+    Tensor keep = ops::expand_dims(ctx.mask(0), -1);
+    Tensor kept = ops::where(keep, x, Tensor::scalar(0, x.dtype(), x.device()));
+    return {ops::divide(ops::sum(kept, axes, options_.keepdims), ops::sum(masks::as_float(keep, x.dtype()), axes, options_.keepdims))};
+  }
   return {max_ ? ops::max(inputs[0], axes, options_.keepdims) : ops::mean(inputs[0], axes, options_.keepdims)};
 }
 

@@ -23,6 +23,10 @@ class GlobalPoolingBaseImpl : public Layer {
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes) override;
   void validate_input(const std::vector<Shape>& input_shapes) const override;
   json get_config() const override;
+  // Keras: only GlobalAveragePooling1D supports masking; it averages over the unmasked steps
+  // (the input's mask, (batch, steps)) and its output carries no mask. The others ignore masks.
+  bool supports_masking() const override { return !max_ && rank_ == 1; }
+  TensorList compute_mask(const TensorList&, const TensorList&) const override { return {Tensor()}; }
   const GlobalPoolingOptions& options() const { return options_; }
 
  protected:

@@ -32,6 +32,7 @@ class LayerNormalizationImpl : public Layer {
   std::string class_name() const override { return "LayerNormalization"; }
   void build(const std::vector<Shape>& input_shapes) override;
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
+  bool supports_masking() const override { return true; }  // Keras: the mask passes through
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes) override;
   void validate_input(const std::vector<Shape>& input_shapes) const override;
   // "axis" is written as a list, as a built Keras 3 layer writes it.

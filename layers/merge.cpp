@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/ops.h"
+#include "layers/mask_ops.h"
 
 namespace keras::layers {
 
@@ -89,7 +90,7 @@ std::vector<DType> MergeImpl::compute_output_dtype(const std::vector<DType>& dty
   return {dtypes.empty() ? DType::float32 : dtypes[0]};
 }
 
-TensorList MergeImpl::call(const TensorList& inputs, const CallContext&) {
+TensorList MergeImpl::call(const TensorList& inputs, const CallContext& ctx) {
   std::vector<DType> dtypes;
   int max_rank = 0;
   for (const auto& x : inputs) {
@@ -106,7 +107,16 @@ TensorList MergeImpl::call(const TensorList& inputs, const CallContext&) {
     while (y.rank() < max_rank) y = ops::expand_dims(y, 1);
     aligned.push_back(y);
   }
-  return {merge_function(aligned)};
+  return {ctx.masks.empty() ? merge_function(aligned) : merge_with_masks(aligned, ctx.masks)};
+}
+
+TensorList MergeImpl::compute_mask(const TensorList&, const TensorList& masks) const {
+  Tensor out;
+  for (const auto& m : masks) {
+    if (!m.defined()) return {Tensor()};
+    out = out.defined() ? masks::logical_or(out, m) : m;
+  }
+  return {out};
 }
 
 }  // namespace keras::layers

@@ -36,10 +36,20 @@ class MergeImpl : public Layer {
   std::vector<DType> compute_output_dtype(const std::vector<DType>& input_dtypes) override;
   // Checks dtypes, aligns ranks (axes inserted after the batch axis) and calls merge_function.
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
+  // Keras's Merge: masks pass through; the output's mask is the OR of the inputs' masks, none
+  // when any input has none (Concatenate and Dot override it).
+  bool supports_masking() const override { return true; }
+  TensorList compute_mask(const TensorList& inputs, const TensorList& masks) const override;
 
  protected:
   // The merge of inputs of one rank (broadcast by keras::ops); at least min_inputs() of them.
   virtual Tensor merge_function(const TensorList& inputs) const = 0;
+  // The merge when some inputs carry masks (`masks`: one per input, undefined where none).
+  // Default: masks do not change the values (Add, Subtract, Average, as Keras).
+  virtual Tensor merge_with_masks(const TensorList& inputs, const TensorList& masks) const {
+    (void)masks;
+    return merge_function(inputs);
+  }
   virtual size_t min_inputs() const { return 2; }
   virtual size_t max_inputs() const { return static_cast<size_t>(-1); }
   // "(None, 3), (None, 4)": the shapes of an error message.

@@ -61,6 +61,7 @@ class NormalizationImpl : public Layer {
   // when they do not broadcast onto the kept extents).
   void build(const std::vector<Shape>& input_shapes) override;
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
+  bool supports_masking() const override { return true; }  // Keras: the mask passes through
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes) override;
   std::vector<DType> compute_output_dtype(const std::vector<DType>& input_dtypes) override;
   // ShapeError: not one input, an axis outside [-rank, rank), a repeated axis, a kept axis of

@@ -23,6 +23,7 @@ class ReLUImpl : public Layer {
   explicit ReLUImpl(ReLUOptions options);
   std::string class_name() const override { return "ReLU"; }
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
+  bool supports_masking() const override { return true; }  // Keras: the mask passes through
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& s) override { return s; }
   void validate_input(const std::vector<Shape>& input_shapes) const override;
   json get_config() const override;

@@ -24,6 +24,7 @@ class RescalingImpl : public Layer {
   explicit RescalingImpl(RescalingOptions options);
   std::string class_name() const override { return "Rescaling"; }
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
+  bool supports_masking() const override { return true; }  // Keras: the mask passes through
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& s) override { return s; }
   // Integer inputs (pixels) come out float32; floating inputs keep their dtype.
   std::vector<DType> compute_output_dtype(const std::vector<DType>& in) override {

@@ -24,6 +24,7 @@ class SpatialDropout2DImpl : public Layer {
   explicit SpatialDropout2DImpl(SpatialDropout2DOptions options);
   std::string class_name() const override { return "SpatialDropout2D"; }
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
+  bool supports_masking() const override { return true; }  // Keras: the mask passes through
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes) override;
   void validate_input(const std::vector<Shape>& input_shapes) const override;
   json get_config() const override;

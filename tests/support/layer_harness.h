@@ -23,7 +23,9 @@
 //  (g) float32 gradient check (keras::testing::check_gradients) w.r.t. the floating inputs and
 //      the trainable weights, on the tiny gradcheck inputs.
 // Multi-input layers (Add, Concatenate) give `input_shapes`; multi-output layers are checked on
-// every output.
+// every output. Layers of integer inputs (Embedding's ids) set `input_dtype` (ids drawn uniformly
+// from [0, input_limit)); checks (e)-(g) then differentiate only w.r.t. the floating inputs and the
+// weights, and integer inputs must get no gradient.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -58,8 +60,11 @@ struct LayerHarnessSpec {
   bool training = false;                   // the `training` flag of every harness call
   double learning_rate = 0.05;             // the SGD step of (e)
   uint64_t seed = 1234;
-  // Input i of the given shape (seed differs per input); default: standard normal float32.
+  // Input i of the given shape (seed differs per input); default: standard normal float32, or
+  // integers in [0, input_limit) when input_dtype is an integer dtype.
   std::function<Tensor(const Shape&, uint64_t seed)> make_input;
+  DType input_dtype = DType::float32;
+  int64_t input_limit = 0;  // > 0 for integer inputs
 };
 
 namespace harness_detail {
@@ -78,7 +83,9 @@ inline TensorList inputs_for(const LayerHarnessSpec& s, const std::vector<Shape>
   TensorList xs;
   for (size_t i = 0; i < shapes.size(); ++i) {
     uint64_t si = seed + 101 * i;
-    xs.push_back(s.make_input ? s.make_input(shapes[i], si) : random::normal(shapes[i], 0.0, 1.0, si));
+    if (s.make_input) xs.push_back(s.make_input(shapes[i], si));
+    else if (is_floating(s.input_dtype)) xs.push_back(random::normal(shapes[i], 0.0, 1.0, si, s.input_dtype));
+    else xs.push_back(ops::cast(random::uniform(shapes[i], 0.0, static_cast<double>(s.input_limit) - 1e-3, si), s.input_dtype));
   }
   return xs;
 }
@@ -258,7 +265,10 @@ inline void check_weight_round_trip(const LayerHarnessSpec& s, const CallArgs& a
 
 inline void expect_input_gradients(const TensorList& xs, const TensorList& grads) {
   for (size_t i = 0; i < xs.size(); ++i) {
-    if (!is_floating(xs[i].dtype())) continue;
+    if (!is_floating(xs[i].dtype())) {
+      EXPECT_FALSE(grads[i].defined()) << "a gradient reached integer input " << i;
+      continue;
+    }
     ASSERT_TRUE(grads[i].defined()) << "no gradient reached input " << i;
     EXPECT_EQ(shape_str(grads[i].shape()), shape_str(xs[i].shape()));
     double norm = 0;
@@ -364,6 +374,8 @@ inline void check_layer_gradients(const LayerHarnessSpec& s, const CallArgs& arg
 // Runs checks (a)-(g) of the header comment on `spec`.
 inline void run_layer_harness(const LayerHarnessSpec& spec) {
   ASSERT_TRUE(spec.make) << spec.name << ": LayerHarnessSpec::make is required";
+  ASSERT_TRUE(is_floating(spec.input_dtype) || spec.make_input || spec.input_limit > 0)
+      << spec.name << ": integer inputs need input_limit (or make_input)";
   for (const auto& shape : harness_detail::shapes_of(spec))
     ASSERT_FALSE(shape.empty()) << spec.name << ": every input shape needs a batch axis";
   CallArgs args{spec.training};

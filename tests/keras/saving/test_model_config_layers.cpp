@@ -18,6 +18,7 @@ struct LayerCase {
   std::string class_name;
   json config;
   std::vector<Shape> inputs;  // without the batch axis
+  std::string input_dtype = "float32";  // an integer dtype: ids in [0, 4)
 };
 
 const std::vector<LayerCase>& layer_cases() {
@@ -31,6 +32,7 @@ const std::vector<LayerCase>& layer_cases() {
       {"Conv1D", {{"filters", 2}, {"kernel_size", 3}, {"activation", "relu"}}, {{6, 3}}},
       {"Conv2D", {{"filters", 2}, {"kernel_size", 3}, {"padding", "same"}}, {{5, 5, 3}}},
       {"Conv2DTranspose", {{"filters", 2}, {"kernel_size", 3}, {"strides", 2}}, {{3, 3, 2}}},
+      {"Cropping1D", {{"cropping", {1, 2}}}, {{6, 3}}},
       {"Cropping2D", {{"cropping", 1}}, {{4, 4, 2}}},
       {"Dense", {{"units", 3}, {"kernel_regularizer", "l2"}}, {{4}}},
       {"DepthwiseConv2D", {{"kernel_size", 3}, {"depth_multiplier", 2}}, {{5, 5, 2}}},
@@ -39,17 +41,22 @@ const std::vector<LayerCase>& layer_cases() {
       {"Dropout", {{"rate", 0.3}}, {{4}}},
       {"Dropout", {{"rate", 0.3}, {"noise_shape", {nullptr, 1}}}, {{4}}},
       {"ELU", {{"alpha", 0.5}}, {{4}}},
+      {"Embedding", {{"input_dim", 4}, {"output_dim", 3}, {"mask_zero", true}}, {{5}}, "int32"},
+      {"Embedding", {{"input_dim", 4}, {"output_dim", 2}}, {{2, 3}}, "int64"},
       {"Flatten", json::object(), {{3, 2}}},
       {"GlobalAveragePooling1D", json::object(), {{5, 3}}},
       {"GlobalAveragePooling2D", {{"keepdims", true}}, {{4, 4, 3}}},
       {"GlobalMaxPooling1D", json::object(), {{5, 3}}},
       {"GlobalMaxPooling2D", json::object(), {{4, 4, 3}}},
+      {"Identity", json::object(), {{4}}},
       {"LayerNormalization", {{"epsilon", 0.01}}, {{4}}},
       {"LayerScale", {{"init_values", 0.5}, {"projection_dim", 4}}, {{4}}},
       {"LeakyReLU", {{"negative_slope", 0.2}}, {{4}}},
+      {"Masking", {{"mask_value", 0.5}}, {{5, 3}}},
       {"MaxPooling1D", {{"pool_size", 2}}, {{6, 3}}},
       {"MaxPooling2D", {{"pool_size", 2}, {"strides", 1}}, {{4, 4, 3}}},
       {"Normalization", {{"axis", -1}}, {{4}}},
+      {"Permute", {{"dims", {2, 1}}}, {{5, 3}}},
       {"Normalization", {{"axis", nullptr}, {"mean", 0.5}, {"variance", 2.0}, {"invert", true}}, {{4}}},
       {"ReLU", {{"max_value", 6.0}}, {{4}}},
       {"RandomBrightness", {{"factor", 0.2}, {"seed", 1}}, {{4, 4, 2}}},
@@ -60,13 +67,16 @@ const std::vector<LayerCase>& layer_cases() {
       {"RandomTranslation", {{"height_factor", 0.1}, {"width_factor", {-0.2, 0.1}}}, {{4, 4, 2}}},
       {"RandomZoom", {{"height_factor", 0.2}, {"width_factor", nullptr}}, {{4, 4, 2}}},
       {"Rescaling", {{"scale", 0.5}, {"offset", 1.0}}, {{4}}},
+      {"RepeatVector", {{"n", 3}}, {{4}}},
       {"Reshape", {{"target_shape", {3, 2}}}, {{6}}},
       {"Resizing", {{"height", 3}, {"width", 2}, {"interpolation", "nearest"}}, {{4, 4, 2}}},
       {"SeparableConv2D", {{"filters", 2}, {"kernel_size", 3}}, {{5, 5, 2}}},
       {"Softmax", {{"axis", -1}}, {{4}}},
       {"SpatialDropout2D", {{"rate", 0.3}}, {{4, 4, 2}}},
       {"StochasticDepth", {{"drop_path_rate", 0.2}}, {{4}}},
+      {"UpSampling1D", {{"size", 3}}, {{2, 2}}},
       {"UpSampling2D", {{"size", 2}}, {{2, 2, 2}}},
+      {"ZeroPadding1D", {{"padding", {2, 0}}}, {{3, 2}}},
       {"ZeroPadding2D", {{"padding", 1}}, {{3, 3, 2}}},
       {"Add", json::object(), {{3}, {3}}},
       {"Subtract", json::object(), {{3}, {3}}},
@@ -120,10 +130,11 @@ TEST(ModelConfigLayers, EveryLayerClassRoundTripsInFunctionalAndSequential) {
     std::vector<KerasTensor> inputs;
     TensorList xs;
     for (size_t i = 0; i < c.inputs.size(); ++i) {
-      inputs.push_back(L::Input(c.inputs[i]));
+      inputs.push_back(L::Input(c.inputs[i], {.dtype = c.input_dtype}));
       Shape batch = c.inputs[i];
       batch.insert(batch.begin(), 2);
-      xs.push_back(random::normal(batch, 0, 1, 11 + i));
+      xs.push_back(c.input_dtype == "float32" ? random::normal(batch, 0, 1, 11 + i)
+                                              : ops::cast(random::uniform(batch, 0, 3.999, 11 + i), dtype_from_name(c.input_dtype)));
     }
     LayerPtr layer = layer_from_config(c.class_name, c.config);
     Model functional(inputs, (*layer)(inputs), "f");
