@@ -112,6 +112,10 @@ class Layer : public std::enable_shared_from_this<Layer> {
   int64_t count_params() const;
   // Layers nested in this one (a model's layers); empty for plain layers.
   virtual std::vector<LayerPtr> sublayers() const { return {}; }
+  // The keys of sublayers() in Keras's weights tree (the attribute names Keras 3 tracks them
+  // under, e.g. MultiHeadAttention's "query_dense"), one per sublayer; empty: keys made from
+  // their class names (dense, dense_1, ...), as for a model's layers.
+  virtual std::vector<std::string> sublayer_keys() const { return {}; }
   // Regularization penalties of own and sublayer weights for the current values (tape-recorded).
   TensorList regularization_losses() const;
   // Copies values into the weights, in weights() order; ShapeError naming the path on mismatch.

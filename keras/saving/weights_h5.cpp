@@ -26,13 +26,21 @@ struct TreeNode {
 };
 
 // Keras's walk (saving_lib._save_state): the object, then each child of its `layers` container
-// under a key deduplicated per container; an object already visited is skipped.
+// under a key deduplicated per container, or, for a layer with sublayer_keys(), each sublayer
+// under its key right below the layer; an object already visited is skipped.
 void walk(Layer& layer, const std::string& path, std::set<const Layer*>& visited, std::vector<TreeNode>& out) {
   if (!visited.insert(&layer).second) return;
   out.push_back({&layer, path});
   const std::string container = join_path(path, "layers");
   std::map<std::string, int> used;
-  for (const auto& child : detail::child_layers(layer)) {
+  const auto children = detail::child_layers(layer);
+  // A composite layer (MultiHeadAttention) names its children itself, directly under its path.
+  const std::vector<std::string> keys = layer.sublayer_keys();
+  if (!keys.empty() && keys.size() == children.size()) {
+    for (size_t i = 0; i < children.size(); ++i) walk(*children[i], join_path(path, keys[i]), visited, out);
+    return;
+  }
+  for (const auto& child : children) {
     std::string key = snake_case(child->class_name());
     auto it = used.find(key);
     if (it == used.end()) {

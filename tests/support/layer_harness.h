@@ -60,6 +60,10 @@ struct LayerHarnessSpec {
   uint64_t seed = 1234;
   // Input i of the given shape (seed differs per input); default: standard normal float32.
   std::function<Tensor(const Shape&, uint64_t seed)> make_input;
+  // Keyword tensors and call options of every harness call (CallArgs::keywords / options):
+  // the last keywords.size() inputs are passed by these keywords.
+  std::vector<std::string> keywords;
+  json options = json::object();
 };
 
 namespace harness_detail {
@@ -367,6 +371,8 @@ inline void run_layer_harness(const LayerHarnessSpec& spec) {
   for (const auto& shape : harness_detail::shapes_of(spec))
     ASSERT_FALSE(shape.empty()) << spec.name << ": every input shape needs a batch axis";
   CallArgs args{spec.training};
+  args.keywords = spec.keywords;
+  args.options = spec.options;
   namespace d = harness_detail;
   d::check_shapes(spec, args);
   d::check_weights(spec, args);
