@@ -22,7 +22,8 @@ inline nlohmann::json load_json_reference(const std::string& name) {
 
 inline Tensor tensor_from_json(const nlohmann::json& j) {
   Shape shape = j.at("shape").get<Shape>();
-  std::vector<double> values = j.at("data").get<std::vector<double>>();
+  std::vector<double> values;
+  for (const auto& v : j.at("data")) values.push_back(v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>());
   Tensor t = Tensor::from_vector(values, shape);
   const std::string dtype = j.at("dtype").get<std::string>();
   if (dtype == "bool") return ops::greater(t, Tensor::scalar(0.5, DType::float64));

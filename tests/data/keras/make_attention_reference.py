@@ -36,7 +36,9 @@ def arr(shape, scale=1.0):
 
 def enc(x):
     x = np.asarray(x)
-    return {"shape": list(x.shape), "dtype": str(x.dtype), "data": x.reshape(-1).tolist()}
+    # float32 holds ~7.2 significant digits; 9 keep every value exact, and the file small.
+    data = [float(f"{v:.9g}") for v in x.reshape(-1).tolist()] if x.dtype != bool else x.reshape(-1).tolist()
+    return {"shape": list(x.shape), "dtype": str(x.dtype), "data": data}
 
 
 def fix_weights(layer):
