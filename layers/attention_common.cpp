@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "layers/layer_config.h"
+
 namespace keras::layers::attention {
 
 InputSlots input_slots(size_t n_inputs, const std::vector<std::string>& keywords, const std::string& where) {
@@ -200,6 +202,19 @@ std::shared_ptr<EinsumProjectionImpl> ProjectionOwner::add_projection(const std:
   layer->ensure_built({input_shape});
   projections_.emplace_back(key, layer);
   return layer;
+}
+
+json ProjectionOwner::shapes_dict_build_config() const {
+  json shapes = {{"query_shape", config::shape_to_json(built_for_.query)},
+                 {"value_shape", config::shape_to_json(built_for_.value)}};
+  if (built_for_.has_key) shapes["key_shape"] = config::shape_to_json(built_for_.key);
+  return {{"shapes_dict", shapes}};
+}
+
+json shapes_dict_build_config(const Layer& layer) {
+  const auto* owner = dynamic_cast<const ProjectionOwner*>(&layer);
+  if (!owner) fail<TypeError>(layer.where() + " build_config", "an attention layer with projections", layer.class_name());
+  return owner->shapes_dict_build_config();
 }
 
 }  // namespace keras::layers::attention

@@ -132,6 +132,9 @@ class ProjectionOwner : public Layer {
   void update_paths(const std::string& prefix) override;
   // Records the call's keywords and options (RecordedCallArgs), then check_input(shapes).
   void validate_input(const std::vector<Shape>& input_shapes) const final;
+  // Keras's build_config of a build(query_shape, value_shape, key_shape=None):
+  // {"shapes_dict": {"query_shape": [null, T, d], "value_shape": ..., ["key_shape": ...]}}.
+  json shapes_dict_build_config() const;
 
  protected:
   // The shape checks of the concrete layer, against recorded_args().
@@ -141,7 +144,11 @@ class ProjectionOwner : public Layer {
   // Call from build() only; build() starts with clear_projections().
   std::shared_ptr<EinsumProjectionImpl> add_projection(const std::string& key, EinsumProjectionOptions options,
                                                        const Shape& input_shape);
-  void clear_projections() { projections_.clear(); }
+  // Also remembers which call shapes the layer is built for (shapes_dict_build_config).
+  void clear_projections(const CallShapes& built_for) {
+    projections_.clear();
+    built_for_ = built_for;
+  }
   // Common projection options from an attention options struct (initializers, regularizers,
   // constraints, trainable).
   template <class O>
@@ -162,6 +169,10 @@ class ProjectionOwner : public Layer {
   std::vector<std::pair<std::string, std::shared_ptr<EinsumProjectionImpl>>> projections_;
   std::string prefix_;
   RecordedCallArgs recorded_;
+  CallShapes built_for_;
 };
+
+// KerasSignature::build_config of the ProjectionOwner layers.
+json shapes_dict_build_config(const Layer& layer);
 
 }  // namespace keras::layers::attention

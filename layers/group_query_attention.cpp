@@ -40,7 +40,9 @@ void GroupQueryAttentionImpl::check_input(const std::vector<Shape>& shapes) cons
 void GroupQueryAttentionImpl::build(const std::vector<Shape>& shapes) {
   auto s = attention::call_shapes(shapes, recorded_args().keywords(), where());
   feature_dims_ = {s.query.back(), s.key.back()};
-  clear_projections();
+  attention::CallShapes built_for = s;
+  for (Shape* x : {&built_for.query, &built_for.value, &built_for.key}) (*x)[0] = -1;
+  clear_projections(built_for);
   const int64_t hq = options_.num_query_heads, hkv = options_.num_key_value_heads, d = options_.head_dim;
   auto make = [&](const std::string& name, const char* equation, int64_t contracted, Shape dims,
                   const std::string& activation = "linear") {
@@ -139,5 +141,6 @@ LayerPtr make_group_query_attention(const json& c) {
 
 KERAS_REGISTER_LAYER(GroupedQueryAttention, make_group_query_attention);
 KERAS_REGISTER_LAYER(GroupQueryAttention, make_group_query_attention);
+KERAS_SIGNATURE(GroupedQueryAttention, .tensor_per_argument = true, .build_config = &attention::shapes_dict_build_config);
 
 }  // namespace keras::layers

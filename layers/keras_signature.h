@@ -29,6 +29,13 @@ struct KerasSignature {
   std::optional<bool> training_default = std::nullopt;  // call(training=<bool>) default; nullopt: None or absent
   bool takes_mask = false;                // call() has a `mask` argument
   bool converts_inputs = true;            // Keras's _convert_input_args
+  // call() takes each tensor as its own positional argument (MultiHeadAttention(query, value)),
+  // so a node records args [q, v], not one list argument [[q, v]] (Add()([a, b])).
+  bool tensor_per_argument = false;
+  // The layer's build_config when Keras's is not {"input_shape": <the input shapes>}: a build()
+  // with one argument per call tensor (MultiHeadAttention's query_shape, value_shape, key_shape)
+  // records {"shapes_dict": {...}}. Called on built layers only.
+  json (*build_config)(const Layer& layer) = nullptr;
 };
 
 // Declares the signature of `class_name`; a second declaration replaces the first.

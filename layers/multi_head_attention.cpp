@@ -61,7 +61,9 @@ void MultiHeadAttentionImpl::build(const std::vector<Shape>& shapes) {
   const auto rank = static_cast<int64_t>(s.query.size());
   axes_ = resolved_axes(rank);
   feature_dims_ = {s.query.back(), s.value.back(), s.key.back()};
-  clear_projections();
+  attention::CallShapes built_for = s;
+  for (Shape* x : {&built_for.query, &built_for.value, &built_for.key}) (*x)[0] = -1;
+  clear_projections(built_for);
   const int64_t heads = options_.num_heads, key_dim = options_.key_dim;
   const int64_t value_dim = options_.value_dim.value_or(key_dim);
   auto make = [&](const std::string& name, int64_t contracted, Shape dims, const std::string& activation = "linear") {
@@ -190,5 +192,6 @@ MultiHeadAttentionOptions multi_head_attention_options_from_config(const json& c
 KERAS_REGISTER_LAYER(MultiHeadAttention, [](const json& c) -> LayerPtr {
   return std::make_shared<MultiHeadAttentionImpl>(multi_head_attention_options_from_config(c));
 });
+KERAS_SIGNATURE(MultiHeadAttention, .tensor_per_argument = true, .build_config = &attention::shapes_dict_build_config);
 
 }  // namespace keras::layers

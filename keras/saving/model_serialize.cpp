@@ -82,7 +82,9 @@ json serialize_plain_layer(const Layer& layer) {
   }
   // Keras records the shapes its build() wrapper saw; a class built at construction has none.
   if (layer.built() && !keras_signature(cls).built_at_init)
-    obj["build_config"] = {{"input_shape", build_shapes_json(layer.build_input_shapes())}};
+    obj["build_config"] = keras_signature(cls).build_config
+                              ? keras_signature(cls).build_config(layer)
+                              : json{{"input_shape", build_shapes_json(layer.build_input_shapes())}};
   return obj;
 }
 
@@ -139,7 +141,8 @@ class FunctionalWriter {
               {"keras_history", {t.layer->name(), relative_index(t), t.tensor_index}}}}};
   }
 
-  // One tensor is the call's argument; several travel as one list argument (Add()([a, b])); a
+  // One tensor is the call's argument; several travel as one list argument (Add()([a, b])), or
+  // one argument each for a call that takes them so (MultiHeadAttention(query, value)); a
   // Keras operation takes its tensors and constants as positional arguments (Add(x, 3.0)).
   json write_node(const Layer& layer, const LayerNode& node) const {
     json args = json::array();
@@ -148,8 +151,8 @@ class FunctionalWriter {
       std::vector<json> tensors;
       for (const auto& t : node.inputs) tensors.push_back(keras_tensor(t));
       args = detail::operation_node_args(*op->keras_call(), tensors);
-    } else if (node.inputs.size() == 1) {
-      args.push_back(keras_tensor(node.inputs[0]));
+    } else if (node.inputs.size() == 1 || keras_signature(layer.class_name()).tensor_per_argument) {
+      for (const auto& t : node.inputs) args.push_back(keras_tensor(t));
     } else {
       json list = json::array();
       for (const auto& t : node.inputs) list.push_back(keras_tensor(t));
