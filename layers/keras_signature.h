@@ -45,6 +45,10 @@ struct KerasSignature {
   std::vector<std::string> tensor_parameters = {};  // several positional tensors, by name
   std::vector<std::string> call_keywords = {};      // other keyword arguments call() takes
   std::string legacy_list_keyword = "";              // tf_keras folds it into the input list
+  // The layer's build_config when Keras's is not {"input_shape": <the input shapes>}: a build()
+  // with one argument per call tensor (MultiHeadAttention's query_shape, value_shape, key_shape)
+  // records {"shapes_dict": {...}}. Called on built layers only.
+  json (*build_config)(const Layer& layer) = nullptr;
 };
 
 // Declares the signature of `class_name`; a second declaration replaces the first.

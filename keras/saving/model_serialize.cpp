@@ -82,7 +82,9 @@ json serialize_plain_layer(const Layer& layer) {
   }
   // Keras records the shapes its build() wrapper saw; a class built at construction has none.
   if (layer.built() && !keras_signature(cls).built_at_init)
-    obj["build_config"] = {{"input_shape", build_shapes_json(layer.build_input_shapes())}};
+    obj["build_config"] = keras_signature(cls).build_config
+                              ? keras_signature(cls).build_config(layer)
+                              : json{{"input_shape", build_shapes_json(layer.build_input_shapes())}};
   return obj;
 }
 

@@ -7,8 +7,10 @@
 //   /optimizer/vars/0..N          Optimizer::variables(), attr name = optimizer name
 // <key> is the snake_case class name deduplicated per container in order (dense, dense_1, ...),
 // not the layer name; containers are Model::layers() (a Functional's InputLayers included, a
-// Sequential's excluded), or sublayers() for other composite layers. A layer reached twice
-// (shared) is written once, at its first path.
+// Sequential's excluded), or sublayers() for other composite layers. A layer that keys its
+// sublayers (KeyedSublayers: RNN's cell, MultiHeadAttention's query_dense, ...) has them right
+// below its own path, as Keras keys tracked attributes: /layers/multi_head_attention/query_dense/vars.
+// A layer reached twice (shared) is written once, at its first path.
 #pragma once
 #include "keras/saving/hdf5/hdf5.h"
 #include "keras/saving/weights_io.h"

@@ -65,6 +65,10 @@ struct LayerHarnessSpec {
   std::function<Tensor(const Shape&, uint64_t seed)> make_input;
   DType input_dtype = DType::float32;
   int64_t input_limit = 0;  // > 0 for integer inputs
+  // Keyword tensors and call options of every harness call (CallArgs::keywords / options):
+  // the last keywords.size() inputs are passed by these keywords.
+  std::vector<std::string> keywords;
+  json options = json::object();
 };
 
 namespace harness_detail {
@@ -379,6 +383,8 @@ inline void run_layer_harness(const LayerHarnessSpec& spec) {
   for (const auto& shape : harness_detail::shapes_of(spec))
     ASSERT_FALSE(shape.empty()) << spec.name << ": every input shape needs a batch axis";
   CallArgs args{spec.training};
+  args.keywords = spec.keywords;
+  args.options = spec.options;
   namespace d = harness_detail;
   d::check_shapes(spec, args);
   d::check_weights(spec, args);

@@ -96,6 +96,15 @@ const std::vector<LayerCase>& layer_cases() {
       {"StackedRNNCells", {{"cells", {{{"class_name", "SimpleRNNCell"}, {"config", {{"units", 3}}}},
                                       {{"class_name", "LSTMCell"}, {"config", {{"units", 2}}}}}}},
        {{3}, {3}, {2}, {2}}},
+      {"MultiHeadAttention", {{"num_heads", 2}, {"key_dim", 3}, {"value_dim", 2}}, {{4, 6}, {5, 6}}},
+      {"MultiHeadAttention", {{"num_heads", 2}, {"key_dim", 2}, {"attention_axes", {2}}, {"use_gate", true}},
+       {{3, 4, 5}, {3, 4, 5}}},
+      {"GroupedQueryAttention", {{"head_dim", 3}, {"num_query_heads", 4}, {"num_key_value_heads", 2}}, {{4, 6}, {5, 6}}},
+      {"GroupQueryAttention", {{"head_dim", 2}, {"num_query_heads", 2}, {"num_key_value_heads", 1}}, {{4, 6}, {5, 6}}},
+      {"Attention", {{"use_scale", true}, {"score_mode", "concat"}}, {{4, 6}, {5, 6}}},
+      {"AdditiveAttention", json::object(), {{4, 6}, {5, 6}, {5, 6}}},
+      {"UnitNormalization", {{"axis", {1, 2}}}, {{3, 4}}},
+      {"GroupNormalization", {{"groups", 2}}, {{3, 4}}},
   };
   return cases;
 }
