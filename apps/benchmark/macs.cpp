@@ -30,8 +30,20 @@ int64_t recurrent_macs(const keras::Layer& layer) {
   return steps * per_step;
 }
 
+// MultiHeadAttention: the four projections at every position, then the scores (QK^T) and the
+// weighted values, as sequence_bench.py counts: self-attention of n tokens.
+int64_t attention_macs(const keras::Layer& layer) {
+  const keras::Shape query = layer.build_input_shapes().at(0);
+  const int64_t tokens = query.at(1), width = query.back();
+  int64_t projections = 0;
+  for (const keras::Variable& v : layer.weights())
+    if (v.name() == "kernel") projections += product(v.shape());
+  return tokens * projections + 2 * tokens * tokens * width;
+}
+
 int64_t layer_macs(const keras::LayerPtr& layer) {
   const std::string kind = layer->class_name();
+  if (kind == "MultiHeadAttention") return attention_macs(*layer);
   if (auto* nested = dynamic_cast<const keras::Model*>(layer.get())) return count_macs(*nested);
   if (kind == "LSTM" || kind == "GRU" || kind == "SimpleRNN" || kind == "Bidirectional") return recurrent_macs(*layer);
   if (kind != "Conv1D" && kind != "Conv2D" && kind != "DepthwiseConv2D" && kind != "SeparableConv2D" && kind != "Dense")

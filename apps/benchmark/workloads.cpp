@@ -73,6 +73,26 @@ std::shared_ptr<k::Model> build_lstm() {
   return model;
 }
 
+// sequence_bench.py's transformer: post-norm encoder layers as nn.TransformerEncoderLayer
+// (dropout 0), mean over the tokens, a linear classifier.
+std::shared_ptr<k::Model> build_transformer() {
+  constexpr int64_t kModel = 128, kHeads = 4, kFeedForward = 512;
+  auto inputs = k::layers::Input({128, kModel});
+  k::KerasTensor x = inputs;
+  for (int layer = 0; layer < 4; ++layer) {
+    auto attention = k::layers::MultiHeadAttention({.num_heads = kHeads, .key_dim = kModel / kHeads})(
+        std::vector<k::KerasTensor>{x, x})[0];
+    x = k::layers::LayerNormalization({.epsilon = 1e-5})(k::layers::Add()({x, attention}));
+    auto ff = k::layers::Dense({.units = kFeedForward, .activation = "relu"})(x);
+    ff = k::layers::Dense({.units = kModel})(ff);
+    x = k::layers::LayerNormalization({.epsilon = 1e-5})(k::layers::Add()({x, ff}));
+  }
+  auto outputs = k::layers::Dense({.units = 10})(k::layers::GlobalAveragePooling1D()(x));
+  auto model = std::make_shared<k::Model>(inputs, outputs);
+  compile_for_benchmark(*model);
+  return model;
+}
+
 // torchvision_bench.py trains its networks with SGD 0.01, momentum 0.9 (ImageNet's usual
 // momentum; a smaller rate than ResNet-20's because the batches are small).
 void compile_imagenet(k::Model& model) {
@@ -176,6 +196,10 @@ const std::vector<Workload>& workloads() {
       {.name = "lstm", .description = "LSTM 256 (sequences), LSTM 256, Dense 10 over 50 steps x 128 features",
        .input = {50, 128}, .batch = 64, .optimizer = "Adam 1e-3", .mode = "train",
        .torch_script = "sequence_bench.py", .torch_script_in_bench_dir = false, .build = build_lstm},
+      {.name = "transformer",
+       .description = "4 post-norm encoder layers (d_model 128, 4 heads, feed-forward 512), mean, Dense 10",
+       .input = {128, 128}, .batch = 32, .optimizer = "Adam 1e-3", .mode = "train",
+       .torch_script = "sequence_bench.py", .torch_script_in_bench_dir = false, .build = build_transformer},
   };
   return table;
 }

@@ -2,9 +2,6 @@
 // make_sequence_fixtures.py; see its docstring and manifest.json): every file loads here (.keras,
 // Keras 3 legacy .h5, tf_keras .h5, Keras 3 JSON + .weights.h5) and predicts what the Keras that
 // wrote it predicted; our saves reload here and load in Keras, predicting the same.
-//
-// The layer classes are written in parallel: until they are merged, each test skips with "layer
-// classes not merged yet", and only when the layer registry lacks one of the classes it needs.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -29,7 +26,7 @@ const std::string kDir = std::string(KERAS_SOURCE_DIR) + "/tests/data/keras/sequ
 
 struct SequenceFixture {
   std::string name;
-  std::vector<std::string> classes;  // the layer classes its files hold
+  std::vector<std::string> classes;  // the layer classes its files hold (documentation)
 };
 
 std::ostream& operator<<(std::ostream& os, const SequenceFixture& f) { return os << f.name; }
@@ -46,18 +43,6 @@ const std::vector<SequenceFixture>& fixtures() {
   };
   return all;
 }
-
-// LEAD: remove guard at merge
-std::string missing_classes(const SequenceFixture& f) {
-  std::string missing;
-  for (const auto& c : f.classes)
-    if (!is_layer_registered(c)) missing += " " + c;
-  return missing;
-}
-
-#define SKIP_UNTIL_LAYERS_MERGED(f)                                                                   \
-  if (const std::string missing = missing_classes(f); !missing.empty())                               \
-  GTEST_SKIP() << "layer classes not merged yet:" << missing  // LEAD: remove guard at merge
 
 TensorList numbered(const std::string& stem, const std::string& kind) {
   TensorList out;
@@ -94,13 +79,10 @@ class SequenceFixtures : public ::testing::TestWithParam<SequenceFixture> {};
 // What the sequence layers must declare for these files to load (layers/keras_signature.h).
 TEST(SequenceFixtureSignatures, RecurrentAndAttentionClassesDeclareTheirCallArguments) {
   for (const char* rnn : {"LSTM", "GRU", "SimpleRNN", "Bidirectional"}) {
-    if (!is_layer_registered(rnn)) GTEST_SKIP() << "layer classes not merged yet: " << rnn;  // LEAD: remove guard at merge
     const KerasSignature& s = keras_signature(rnn);
     EXPECT_EQ(s.legacy_list_keyword, "initial_state") << rnn << ": tf_keras folds initial_state into the input list";
     EXPECT_NE(std::find(s.call_keywords.begin(), s.call_keywords.end(), "initial_state"), s.call_keywords.end()) << rnn;
   }
-  if (!is_layer_registered("MultiHeadAttention"))
-    GTEST_SKIP() << "layer classes not merged yet: MultiHeadAttention";  // LEAD: remove guard at merge
   const KerasSignature& mha = keras_signature("MultiHeadAttention");
   EXPECT_EQ(mha.tensor_parameters, (std::vector<std::string>{"query", "value", "key"}));
   for (const char* k : {"attention_mask", "use_causal_mask", "return_attention_scores"})
@@ -109,7 +91,6 @@ TEST(SequenceFixtureSignatures, RecurrentAndAttentionClassesDeclareTheirCallArgu
 
 TEST_P(SequenceFixtures, KerasFilesPredictKerasOutputs) {
   const SequenceFixture& f = GetParam();
-  SKIP_UNTIL_LAYERS_MERGED(f);
   const TensorList xs = numbered(f.name, "input");
   ASSERT_FALSE(xs.empty()) << "run tests/data/keras/make_sequence_fixtures.py";
   for (const auto& [file, gen] : std::vector<std::pair<std::string, std::string>>{
@@ -125,7 +106,6 @@ TEST_P(SequenceFixtures, KerasFilesPredictKerasOutputs) {
 
 TEST_P(SequenceFixtures, LayersInKerasOrder) {
   const SequenceFixture& f = GetParam();
-  SKIP_UNTIL_LAYERS_MERGED(f);
   // Weight files pair weights with layers in this order. Keras 3's config also lists the
   // operations that computed masks, which are not rebuilt here.
   for (const char* gen : {"k3", "k2"}) {
@@ -140,7 +120,6 @@ TEST_P(SequenceFixtures, LayersInKerasOrder) {
 
 TEST_P(SequenceFixtures, OurSavesReloadAndLoadInKeras) {
   const SequenceFixture& f = GetParam();
-  SKIP_UNTIL_LAYERS_MERGED(f);
   const TensorList xs = numbered(f.name, "input");
   auto model = load_model(kDir + f.name + ".keras", {.compile = false});
   const TensorList want = model->predict_on_batch(xs);
