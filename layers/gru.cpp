@@ -17,6 +17,6 @@ GRUOptions gru_options_from_config(const json& c) { return flat_rnn_options_from
 
 KERAS_REGISTER_LAYER(GRU, [](const json& c) -> LayerPtr { return std::make_shared<GRUImpl>(gru_options_from_config(c)); });
 KERAS_SIGNATURE(GRU, .training_default = false, .takes_mask = true, .call_keywords = {"initial_state"},
-                .legacy_list_keyword = "initial_state");
+                .legacy_list_keyword = "initial_state", .build_config = &rnn_build_config);
 
 }  // namespace keras::layers

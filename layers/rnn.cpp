@@ -189,6 +189,15 @@ json RNNImpl::get_config() const {
   return c;
 }
 
+json rnn_build_config(const Layer& layer) {
+  const auto& shapes = layer.build_input_shapes();
+  auto shape_json = [](const Shape& s) { return config::shape_to_json(s); };
+  if (shapes.size() <= 1) return {{"input_shape", shapes.empty() ? json(nullptr) : shape_json(shapes[0])}};
+  json states = json::array();
+  for (size_t i = 1; i < shapes.size(); ++i) states.push_back(shape_json(shapes[i]));
+  return {{"shapes_dict", {{"sequences_shape", shape_json(shapes[0])}, {"initial_state_shape", states}}}};
+}
+
 SequenceArgs sequence_args_from_config(const json& c) {
   SequenceArgs a;
   a.return_sequences = c.value("return_sequences", false);
@@ -214,6 +223,6 @@ KERAS_REGISTER_LAYER(RNN, [](const json& c) -> LayerPtr {
   return std::make_shared<RNNImpl>(std::move(o));
 });
 KERAS_SIGNATURE(RNN, .training_default = false, .takes_mask = true, .call_keywords = {"initial_state"},
-                .legacy_list_keyword = "initial_state");
+                .legacy_list_keyword = "initial_state", .build_config = &rnn_build_config);
 
 }  // namespace keras::layers

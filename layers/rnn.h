@@ -102,6 +102,10 @@ class RNNImpl : public Layer, public KeyedSublayers {
 };
 KERAS_LAYER_HANDLE(RNN, RNNOptions);
 
+// Keras's build_config of a recurrent layer: {"input_shape": ...}, or, built with initial states,
+// {"shapes_dict": {"sequences_shape": ..., "initial_state_shape": [...]}} (build's two arguments).
+json rnn_build_config(const Layer& layer);
+
 // Reads the sequence keys of a Keras 2 or 3 recurrent layer config.
 SequenceArgs sequence_args_from_config(const json& config);
 // The sequence keys of any options struct that has them (LSTMOptions, GRUOptions, ...).

@@ -21,6 +21,6 @@ SimpleRNNOptions simple_rnn_options_from_config(const json& c) { return flat_rnn
 
 KERAS_REGISTER_LAYER(SimpleRNN, [](const json& c) -> LayerPtr { return std::make_shared<SimpleRNNImpl>(simple_rnn_options_from_config(c)); });
 KERAS_SIGNATURE(SimpleRNN, .training_default = false, .takes_mask = true, .call_keywords = {"initial_state"},
-                .legacy_list_keyword = "initial_state");
+                .legacy_list_keyword = "initial_state", .build_config = &rnn_build_config);
 
 }  // namespace keras::layers

@@ -153,6 +153,23 @@ json layer_config_keras2(const std::string& cls, const json& config, const std::
 
 json model_keras2(const json& obj, const std::string& where);
 
+// tf_keras's MultiHeadAttention builds from the query/key/value shapes in its config (its
+// from_config), where Keras 3 keeps them in build_config's shapes_dict; it has no gate, sliding
+// window or seed.
+void attention_shapes_keras2(const json& entry, json& c, const std::string& where) {
+  for (const char* key : {"use_gate", "sliding_window"})
+    if (c.contains(key) && !c[key].is_null() && c[key] != false)
+      fail<ValueError>(where + " MultiHeadAttention '" + key + "'", "its default (tf_keras has none)", c[key].dump(),
+                       "Save this model as .keras instead.");
+  for (const char* key : {"use_gate", "sliding_window", "seed"}) c.erase(key);
+  c["softmax_robust_masking"] = false;
+  const json build = entry.value("build_config", json::object());
+  const json shapes = build.is_object() ? build.value("shapes_dict", json::object()) : json::object();
+  c["query_shape"] = shapes.value("query_shape", json(nullptr));
+  c["value_shape"] = shapes.value("value_shape", json(nullptr));
+  c["key_shape"] = shapes.value("key_shape", c["value_shape"]);
+}
+
 // A layer entry of a Functional or Sequential config (nested models recurse).
 json entry_keras2(const json& entry, const std::string& where) {
   if (!entry.is_object() || !entry.contains("class_name") || !entry["class_name"].is_string() ||
@@ -161,7 +178,9 @@ json entry_keras2(const json& entry, const std::string& where) {
   const std::string cls = entry["class_name"].get<std::string>();
   if (is_model_class(cls) && entry["config"].is_object() && entry["config"].contains("layers"))
     return model_keras2(entry, where);
-  return {{"class_name", keras2_class_name(entry)}, {"config", layer_config_keras2(cls, entry["config"], where)}};
+  json config = layer_config_keras2(cls, entry["config"], where);
+  if (cls == "MultiHeadAttention") attention_shapes_keras2(entry, config, where);
+  return {{"class_name", keras2_class_name(entry)}, {"config", std::move(config)}};
 }
 
 // Collects the __keras_tensor__ entries of a Keras 3 node's args, in call order.
