@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "keras/saving/inspect.h"
 #include "keras/saving/saving.h"
 #include "layers/dense.h"
@@ -102,5 +104,25 @@ TEST(MultiHeadAttentionSaving, OurFilesHoldKerasTreeAndRoundTrip) {
       std::filesystem::copy_file(file, std::string(out) + "/mha_model_ours" + std::filesystem::path(file).extension().string(),
                                  std::filesystem::copy_options::overwrite_existing);
   }
+  std::filesystem::remove_all(dir);
+}
+
+// tf_keras's MultiHeadAttention has no gate: a legacy .h5 of a gated one is refused, naming the
+// key, and the file is not written; the .keras file keeps it.
+TEST(AttentionSaving, LegacyH5RefusesAGatedMultiHeadAttention) {
+  auto x = layers::Input({4, 6});
+  auto y = layers::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .use_gate = true})(std::vector<KerasTensor>{x, x})[0];
+  Model model(x, y);
+  const auto dir = std::filesystem::temp_directory_path() / ("gated_mha_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  try {
+    model.save((dir / "gated.h5").string());
+    ADD_FAILURE() << "expected a ValueError for use_gate in a legacy .h5";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("'use_gate'"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "gated.h5"));
+  model.save((dir / "gated.keras").string());
+  EXPECT_TRUE(std::filesystem::exists(dir / "gated.keras"));
   std::filesystem::remove_all(dir);
 }

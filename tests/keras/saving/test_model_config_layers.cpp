@@ -97,7 +97,7 @@ const std::vector<LayerCase>& layer_cases() {
                                       {{"class_name", "LSTMCell"}, {"config", {{"units", 2}}}}}}},
        {{3}, {3}, {2}, {2}}},
       {"MultiHeadAttention", {{"num_heads", 2}, {"key_dim", 3}, {"value_dim", 2}}, {{4, 6}, {5, 6}}},
-      {"MultiHeadAttention", {{"num_heads", 2}, {"key_dim", 2}, {"attention_axes", {2}}, {"use_gate", true}},
+      {"MultiHeadAttention", {{"num_heads", 2}, {"key_dim", 2}, {"attention_axes", {2}}},
        {{3, 4, 5}, {3, 4, 5}}},
       {"GroupedQueryAttention", {{"head_dim", 3}, {"num_query_heads", 4}, {"num_key_value_heads", 2}}, {{4, 6}, {5, 6}}},
       {"GroupQueryAttention", {{"head_dim", 2}, {"num_query_heads", 2}, {"num_key_value_heads", 1}}, {{4, 6}, {5, 6}}},
