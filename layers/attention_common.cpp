@@ -66,6 +66,22 @@ Tensor combined_mask(const Tensor& query_mask, const Tensor& value_mask, const T
   return ops::mask_and(given, automatic);
 }
 
+CallTensors call_tensors(const TensorList& inputs, const CallContext& ctx, std::optional<int64_t> sliding_window,
+                         const std::string& where) {
+  const InputSlots slots = input_slots(inputs.size(), ctx.keywords, where);
+  auto at = [&](int slot) { return slot >= 0 ? inputs[static_cast<size_t>(slot)] : Tensor(); };
+  auto mask_at = [&](int slot) { return slot >= 0 ? ctx.mask(static_cast<size_t>(slot)) : Tensor(); };
+  CallTensors t;
+  t.query = at(slots.query);
+  t.value = at(slots.value);
+  t.key = slots.key >= 0 ? at(slots.key) : t.value;
+  t.return_scores = call_flag(ctx.options, "return_attention_scores");
+  t.mask = combined_mask(mask_at(slots.query), mask_at(slots.value), mask_at(slots.key), at(slots.attention_mask),
+                         call_flag(ctx.options, "use_causal_mask"), sliding_window, t.query.shape()[1],
+                         t.value.shape()[1]);
+  return t;
+}
+
 std::string projection_equation(int64_t free_dims, int64_t bound_dims, int64_t output_dims) {
   std::string input, kernel, output;
   char letter = 'a';

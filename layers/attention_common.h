@@ -62,6 +62,17 @@ Tensor combined_mask(const Tensor& query_mask, const Tensor& value_mask, const T
                      const Tensor& attention_mask, bool causal, std::optional<int64_t> sliding_window, int64_t tq,
                      int64_t tk);
 
+// The tensors of one MultiHeadAttention / GroupQueryAttention call: query, value, key (value
+// when not given), and the combined attention mask of combined_mask() (undefined if none).
+struct CallTensors {
+  Tensor query, value, key, mask;
+  bool return_scores = false;
+};
+// Unpacks `inputs` by input_slots() and combines their masks, the given attention_mask and the
+// call options (use_causal_mask, return_attention_scores) as Keras's _compute_attention_mask.
+CallTensors call_tensors(const TensorList& inputs, const CallContext& ctx, std::optional<int64_t> sliding_window,
+                         const std::string& where);
+
 // Keras's _build_proj_equation: "abc,cde->abde" for (free 2, bound 1, output 2).
 std::string projection_equation(int64_t free_dims, int64_t bound_dims, int64_t output_dims);
 

@@ -64,17 +64,9 @@ void GroupQueryAttentionImpl::build(const std::vector<Shape>& shapes) {
 }
 
 TensorList GroupQueryAttentionImpl::call(const TensorList& inputs, const CallContext& ctx) {
-  auto slots = attention::input_slots(inputs.size(), ctx.keywords, where());
-  const Tensor& query = inputs[static_cast<size_t>(slots.query)];
-  const Tensor& value = inputs[static_cast<size_t>(slots.value)];
-  const Tensor& key = slots.key >= 0 ? inputs[static_cast<size_t>(slots.key)] : value;
-  Tensor given = slots.attention_mask >= 0 ? inputs[static_cast<size_t>(slots.attention_mask)] : Tensor();
-  const bool return_scores = call_flag(ctx.options, "return_attention_scores");
-  Tensor mask = attention::combined_mask(ctx.mask(static_cast<size_t>(slots.query)),
-                                         ctx.mask(static_cast<size_t>(slots.value)),
-                                         slots.key >= 0 ? ctx.mask(static_cast<size_t>(slots.key)) : Tensor(), given,
-                                         call_flag(ctx.options, "use_causal_mask"), options_.sliding_window,
-                                         query.shape()[1], value.shape()[1]);
+  const attention::CallTensors t = attention::call_tensors(inputs, ctx, options_.sliding_window, where());
+  const Tensor &query = t.query, &value = t.value, &key = t.key, &mask = t.mask;
+  const bool return_scores = t.return_scores;
   Tensor gate = gate_ ? (*gate_)(query) : Tensor();
   const int64_t repeats = options_.num_query_heads / options_.num_key_value_heads;
   Tensor q = (*query_)(query);
