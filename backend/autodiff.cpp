@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "backend/instrumentation.h"
 #include "backend/ops.h"
 
 namespace keras {
@@ -80,6 +81,7 @@ void accumulate(Tensor& slot, const Tensor& g) {
 TensorList compute_gradients(const Tensor& target, const TensorList& sources, const Tensor& seed_in,
                              bool retain_graph) {
   NoGradGuard no_grad_scope;  // gradients themselves are not recorded
+  instrumentation::GradientScope gradient_walk("", nullptr);
   TensorList result(sources.size());
   Tensor seed = seed_in.defined() ? seed_in : Tensor::ones(target.shape(), target.dtype(), target.device());
   if (seed.shape() != target.shape())
@@ -145,7 +147,11 @@ TensorList compute_gradients(const Tensor& target, const TensorList& sources, co
     if (any) {
       GradContext ctx{node->op, node->attrs, node->input_specs, node->output_specs, node->saved_inputs,
                       node->saved_outputs, grad_outputs, needs};
-      TensorList gin = node->op->grad(ctx);
+      TensorList gin;
+      {
+        instrumentation::GradientScope of_node(node->op->name, node->layer_path);
+        gin = node->op->grad(ctx);
+      }
       for (size_t i = 0; i < node->edges.size(); ++i) {
         const auto& e = node->edges[i];
         if (!e.active()) continue;

@@ -27,6 +27,9 @@ struct Node {
     bool active() const { return node != nullptr || leaf != nullptr; }
   };
   std::vector<Edge> edges;
+  // The layer path the op ran under, kept only while instrumentation is active (debugging tools
+  // name a gradient by it).
+  std::shared_ptr<const std::string> layer_path;
   void release();  // drops saved tensors and edges after backward
 };
 

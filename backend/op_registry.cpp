@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "backend/autodiff.h"
+#include "backend/instrumentation.h"
 #include "backend/op_profile.h"
 
 namespace keras {
@@ -153,17 +154,24 @@ TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& att
     outputs.reserve(out_specs.size());
     for (const auto& s : out_specs) outputs.push_back(Tensor::empty(s.shape, s.dtype, device));
   }
-  if (op_profiling()) {
+  const bool watched = instrumentation::active();
+  if (watched && !op_profiling()) {
+    const int64_t start = instrumentation::detail::now_ns();
+    kernel(inputs, outputs, attrs);
+    instrumentation::detail::notify_op(op, attrs, inputs, outputs, start, instrumentation::detail::now_ns());
+  } else if (op_profiling()) {
     auto cpu_now = [] {
       timespec ts{};
       clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
       return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
     };
-    auto t0 = std::chrono::steady_clock::now();
+    const int64_t start = instrumentation::detail::now_ns();
     double c0 = cpu_now();
     kernel(inputs, outputs, attrs);
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    detail::record_op_time(op.name, inputs.empty() ? "()" : shape_str(inputs[0].shape()), dt, cpu_now() - c0);
+    const int64_t end = instrumentation::detail::now_ns();
+    detail::record_op_time(op.name, inputs.empty() ? "()" : shape_str(inputs[0].shape()), 1e-9 * double(end - start),
+                           cpu_now() - c0);
+    if (watched) instrumentation::detail::notify_op(op, attrs, inputs, outputs, start, end);
   } else {
     kernel(inputs, outputs, attrs);
   }
@@ -177,6 +185,7 @@ TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& att
       auto node = std::make_shared<Node>();
       node->op = &op;
       node->attrs = attrs;
+      node->layer_path = instrumentation::layer_path_handle();
       node->input_specs = std::move(in_specs);
       node->output_specs.reserve(outputs.size());
       for (const auto& t : outputs) node->output_specs.push_back({t.shape(), t.dtype()});

@@ -1,9 +1,11 @@
 #include "layers/layer.h"
 
 #include <cctype>
+#include <optional>
 #include <unordered_set>
 
 #include "backend/autodiff.h"
+#include "backend/instrumentation.h"
 #include "backend/ops.h"
 
 namespace keras {
@@ -296,6 +298,8 @@ Tensor Layer::operator()(const Tensor& x, CallArgs args) {
 
 TensorList Layer::operator()(const TensorList& xs, CallArgs args) {
   check_keywords(*this, xs.size(), args);
+  std::optional<instrumentation::LayerScope> layer_scope;  // names are built only while observed
+  if (instrumentation::active()) layer_scope.emplace(name(), class_name());
   std::vector<Shape> shapes;
   for (const auto& x : xs) shapes.push_back(x.shape());
   CallArgsScope scope_args(current_args_, args);
@@ -324,6 +328,7 @@ TensorList Layer::operator()(const TensorList& xs, CallArgs args) {
         if (!outs[i].keras_mask().defined() && out_masks[i].defined()) outs[i].set_keras_mask(out_masks[i]);
     }
   }
+  if (layer_scope) layer_scope->finished(outs);
   return outs;
 }
 

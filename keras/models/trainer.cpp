@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "backend/autodiff.h"
+#include "backend/instrumentation.h"
 #include "backend/ops.h"
 #include "keras/models/batch_source.h"
 #include "keras/models/progbar.h"
@@ -216,6 +217,7 @@ History Model::fit_loop(BatchSource& train, BatchSource* validation, const FitOp
     while (!stop_training) {
       auto batch = train.next();
       if (!batch) break;
+      if (instrumentation::active()) instrumentation::set_step({"train", epoch, step});
       callbacks.on_train_batch_begin(step, {});
       Logs logs = train_step(batch->x, batch->y, batch->sample_weight);
       callbacks.on_train_batch_end(step++, logs);
@@ -246,6 +248,7 @@ Logs Model::run_test_loop(BatchSource& batches, CallbackList& callbacks, int ver
   batches.begin_epoch(0);
   int step = 0;
   while (auto batch = batches.next()) {
+    if (instrumentation::active()) instrumentation::set_step({"test", -1, step});
     callbacks.on_test_batch_begin(step, {});
     test_step(batch->x, batch->y, batch->sample_weight);
     callbacks.on_test_batch_end(step++, collect_metrics());
@@ -266,6 +269,7 @@ TensorList Model::run_predict_loop(BatchSource& batches, const PredictOptions& o
   batches.begin_epoch(0);
   int step = 0;
   while (auto batch = batches.next()) {
+    if (instrumentation::active()) instrumentation::set_step({"predict", -1, step});
     callbacks.on_predict_batch_begin(step, {});
     TensorList out = predict_on_batch(batch->x);
     parts.resize(out.size());
