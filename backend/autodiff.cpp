@@ -141,6 +141,7 @@ TensorList compute_gradients(const Tensor& target, const TensorList& sources, co
         grad_outputs[k] = Tensor::zeros(spec.shape, spec.dtype, target.device());
       }
     }
+    if (instrumentation::active()) instrumentation::detail::notify_gradients(node.get(), grad_outputs);
     std::vector<bool> needs(node->edges.size());
     bool any = false;
     for (size_t i = 0; i < needs.size(); ++i) any |= (needs[i] = node->edges[i].active());

@@ -9,6 +9,7 @@
 // exception leaves run_op or the layer call as the op's own error would.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -65,6 +66,30 @@ std::shared_ptr<const std::string> layer_path_handle();
 void set_step(StepInfo info);
 StepInfo step();
 
+// Restores the step that was current at construction when it ends (Model's loops use one, so a
+// step does not outlive its loop, and a validation pass inside fit hands "train" back). Two
+// lock/unlock pairs per loop, so it runs whether or not an observer is attached (one may be
+// attached by a callback mid-loop).
+class StepScope {
+ public:
+  StepScope();
+  ~StepScope();
+  StepScope(const StepScope&) = delete;
+  StepScope& operator=(const StepScope&) = delete;
+
+ private:
+  bool on_ = false;
+  StepInfo previous_;
+};
+
+// Calls `fn` with the gradient of a backward walk's target with respect to `t` when a walk
+// reaches the op that produced `t` (with the gradient complete, before that op's own gradient
+// runs), once per walk. Lets a tool see d(loss)/d(layer output) without changing the walk.
+// No-op unless `t` was recorded on a tape (has a grad_fn) and an observer is attached; the
+// watch ends when the tape node is freed. `fn` runs on the walk's thread and may throw.
+using GradientFn = std::function<void(const Tensor& gradient)>;
+void on_gradient(const Tensor& t, GradientFn fn);
+
 // Pushes a layer onto the calling thread's path while active; reports begin, and end through
 // finished() (not on exceptions: the layer did not finish).
 class LayerScope {
@@ -102,6 +127,8 @@ namespace detail {
 void notify_op(const OpDef& op, const Attrs& attrs, const TensorList& inputs, const TensorList& outputs,
                int64_t start_ns, int64_t end_ns);
 int64_t now_ns();
+// Called by the backward walk, while active, with a node's complete output gradients.
+void notify_gradients(const void* node, const TensorList& grad_outputs);
 }  // namespace detail
 
 }  // namespace keras::instrumentation

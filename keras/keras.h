@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend/autodiff.h"
+#include "backend/instrumentation.h"
 #include "backend/ops.h"
 #include "backend/ops_attention.h"
 #include "backend/ops_rnn.h"
@@ -32,6 +33,10 @@
 #include "keras/data/dataset.h"
 #include "keras/data/readers.h"
 #include "keras/datasets/fashion_mnist.h"
+#include "keras/debugging/check_numerics.h"
+#include "keras/debugging/dump_reader.h"
+#include "keras/debugging/tensor_dump.h"
+#include "keras/debugging/tensor_stats.h"
 #include "keras/models/adapt.h"
 #include "keras/models/callback.h"
 #include "keras/models/conv_bn_fold.h"

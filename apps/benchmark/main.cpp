@@ -57,6 +57,7 @@ struct Options {
   double peak_seconds = 0.3;
   bool worker = false;
   int breakdown_steps = 0;
+  bool check_numerics = false;  // our side runs with keras::debugging check-numerics on
 };
 
 const char* kUsage =
@@ -65,7 +66,7 @@ const char* kUsage =
     "                 [--mode both|train|infer] [--threads N] [--repeats N]\n"
     "                 [--warmup N] [--min-time S] [--bench-dir DIR] [--python PATH]\n"
     "                 [--config stock|openblas|openblas-skx|tuned] [--side both|ours|torch]\n"
-    "                 [--omp-wait-policy passive|active] [--peak-seconds S]\n"
+    "                 [--omp-wait-policy passive|active] [--peak-seconds S] [--check-numerics]\n"
     "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step and its kernels per op, ours only)\n"
     "Runs our framework and PyTorch (torch_bench.py) interleaved, --rounds times each, and\n"
     "reports medians, ratios ours/torch, train GFLOP/s against the measured FMA peak and each\n"
@@ -113,6 +114,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--peak-seconds") o.peak_seconds = number(i, 0.01);
     else if (a == "--worker") o.worker = true;
     else if (a == "--breakdown") o.breakdown_steps = static_cast<int>(number(i, 1));
+    else if (a == "--check-numerics") o.check_numerics = true;  // our worker: KERAS_CHECK_NUMERICS=1
     else if (a == "-h" || a == "--help") std::printf("%s%s\n", kUsage, default_bench_dir().c_str()), std::exit(0);
     else usage_error("unknown argument '" + a + "'");
   }
@@ -211,6 +213,7 @@ Sample run_ours(const Options& o) {
   std::string t = std::to_string(o.threads);
   std::vector<std::pair<std::string, std::string>> env = {{"KERAS_NUM_THREADS", t}, {"OMP_NUM_THREADS", t}};
   if (!o.wait_policy.empty()) env.emplace_back("OMP_WAIT_POLICY", o.wait_policy);
+  if (o.check_numerics) env.emplace_back("KERAS_CHECK_NUMERICS", "1");
   ChildResult r = run_child(args, env);
   check_exit(r, "our worker", "Run it alone with --worker to see why.");
   json j = last_json_line(r.out, "our worker");

@@ -84,7 +84,9 @@ __attribute__((target("avx2,fma"))) void output_tile(const DirectConv& g, int64_
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) {
       __m256 value = _mm256_add_ps(pixels[r][v], bias[v]);
-      if (g.relu) value = _mm256_max_ps(value, _mm256_setzero_ps());
+      if (g.relu)  // max(x, 0) gives 0 for NaN; blend the NaN lanes back (relu keeps NaN)
+        value = _mm256_blendv_ps(_mm256_max_ps(value, _mm256_setzero_ps()), value,
+                                 _mm256_cmp_ps(value, value, _CMP_UNORD_Q));
       _mm256_storeu_ps(out + r * g.co + 8 * v, value);
     }
 }

@@ -11,7 +11,8 @@
 //
 // Both loops keep the reference's convention exactly (pool_reference.h): the first valid window
 // position starts as the maximum, a later one replaces it only when strictly greater (so ties
-// and NaNs keep the earlier position), indices number positions kh * pool_w + kw.
+// keep the earlier position) or when it is NaN (so a NaN in a window is its maximum, as in
+// TensorFlow: NaNs are not hidden), indices number positions kh * pool_w + kw.
 #include <algorithm>
 #include <cstring>
 
@@ -63,7 +64,7 @@ void max_pixel(const float* first, float* best_out, int32_t* arg_out, Span h, Sp
     for (int64_t kh = h.k0; kh < h.k1; ++kh)
       for (int64_t kw = w.k0; kw < w.k1; ++kw) {
         const F4 s = load(first + (kh - h.k0) * row + (kw - w.k0) * C + c);
-        const I4 greater = s > best;
+        const I4 greater = (s > best) | (s != s);  // a NaN wins, and stays: s > NaN is false
         best = greater ? s : best;
         if constexpr (kIndices) arg = greater ? I4{} + static_cast<int32_t>(kh * p.pw + kw) : arg;
       }
@@ -76,7 +77,7 @@ void max_pixel(const float* first, float* best_out, int32_t* arg_out, Span h, Sp
     for (int64_t kh = h.k0; kh < h.k1; ++kh)
       for (int64_t kw = w.k0; kw < w.k1; ++kw) {
         const float s = first[(kh - h.k0) * row + (kw - w.k0) * C + c];
-        if (s > best) best = s, arg = static_cast<int32_t>(kh * p.pw + kw);
+        if (s > best || s != s) best = s, arg = static_cast<int32_t>(kh * p.pw + kw);
       }
     best_out[c] = best;
     if constexpr (kIndices) arg_out[c] = arg;

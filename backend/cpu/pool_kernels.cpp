@@ -53,7 +53,7 @@ void max_forward_typed(const Tensor& x, Tensor& y, Tensor& indices, const PoolPa
           const int32_t k = static_cast<int32_t>(kh * p.pw + kw);
           for (int64_t c = 0; c < p.c; ++c) {
             // The first valid position always wins, so a window of -inf/NaN still points inside.
-            if (first || src[c] > best[c]) best[c] = src[c], arg[c] = k;
+            if (first || src[c] > best[c] || src[c] != src[c]) best[c] = src[c], arg[c] = k;  // NaN wins
           }
           first = false;
         }

@@ -4,9 +4,10 @@
 // Tensors are contiguous NHWC of one floating dtype. The max-pooling "indices" tensor has the
 // output's shape and dtype int32; each entry is the winning position within its window,
 // kh * pool_w + kw (padded positions included in the numbering, never chosen). The first valid
-// position starts as the maximum and a later one replaces it only when strictly greater, so the
-// first maximum wins ties and a NaN is never chosen over an earlier value. Every path follows
-// this convention exactly, so indices from any forward feed any backward.
+// position starts as the maximum and a later one replaces it when strictly greater or NaN, so the
+// first maximum wins ties and a window holding a NaN gives NaN (its last NaN's position), as
+// TensorFlow keeps NaN through max pooling. Every path follows this convention exactly, so
+// indices from any forward feed any backward.
 #pragma once
 #include "backend/op_registry.h"
 

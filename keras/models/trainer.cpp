@@ -195,6 +195,7 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
 }
 
 History Model::fit_loop(BatchSource& train, BatchSource* validation, const FitOptions& o) {
+  instrumentation::StepScope step_scope;  // the loop's steps end with it
   if (o.epochs < 0) fail<ValueError>(model_where(*this) + " fit", "epochs >= 0", std::to_string(o.epochs));
   auto history = std::make_shared<History>();
   CallbackList callbacks(o.callbacks);
@@ -239,6 +240,7 @@ History Model::fit_loop(BatchSource& train, BatchSource* validation, const FitOp
 }
 
 Logs Model::run_test_loop(BatchSource& batches, CallbackList& callbacks, int verbose) {
+  instrumentation::StepScope step_scope;  // the loop's steps end with it
   if (verbose >= 0) {  // verbose -1: inside fit, whose params (epochs, steps) stay in force
     callbacks.set_model(this);
     callbacks.set_params({{"steps", static_cast<double>(batches.steps())}, {"verbose", verbose}});
@@ -260,6 +262,7 @@ Logs Model::run_test_loop(BatchSource& batches, CallbackList& callbacks, int ver
 }
 
 TensorList Model::run_predict_loop(BatchSource& batches, const PredictOptions& o) {
+  instrumentation::StepScope step_scope;  // the loop's steps end with it
   CallbackList callbacks(o.callbacks);
   if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
   callbacks.set_model(this);
