@@ -14,8 +14,9 @@ namespace {
 
 using ObserverList = std::vector<std::shared_ptr<Observer>>;
 
-// Constant-initialised, so run_op may read it before any dynamic initialiser has run.
+// Constant-initialised, so run_op may read them before any dynamic initialiser has run.
 std::atomic<bool> g_active{false};
+std::atomic<bool> g_split_activations{false};
 
 // The rest lives in function-local statics: a library's static initialiser (check-numerics
 // reading KERAS_CHECK_NUMERICS) may attach an observer before this file's globals would exist.
@@ -86,6 +87,9 @@ void detach(const Observer* observer) {
 }
 
 bool active() { return g_active.load(std::memory_order_relaxed); }
+
+void set_split_fused_activations(bool on) { g_split_activations.store(on, std::memory_order_relaxed); }
+bool split_fused_activations() { return g_split_activations.load(std::memory_order_relaxed); }
 
 const std::string& layer_path() { return t_context.path ? *t_context.path : empty_string(); }
 

@@ -122,6 +122,12 @@ class GradientScope {
   std::shared_ptr<const std::string> previous_path_;
 };
 
+// While set, dense and conv2d run a fusable activation as an op of its own instead of a oneDNN
+// post-op (oneDNN 2.6's fused relu maps NaN to 0): check-numerics sets it, so that the product's
+// own output is checked and a NaN made inside it is not hidden. One relaxed load per call.
+void set_split_fused_activations(bool on);
+bool split_fused_activations();
+
 namespace detail {
 // Called by run_op while active.
 void notify_op(const OpDef& op, const Attrs& attrs, const TensorList& inputs, const TensorList& outputs,

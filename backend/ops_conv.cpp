@@ -9,6 +9,7 @@
 #include "backend/ops_conv.h"
 
 #include "backend/autodiff.h"
+#include "backend/instrumentation.h"
 #include "backend/ops.h"
 
 namespace keras {
@@ -272,6 +273,7 @@ Tensor conv2d_explicit(const Tensor& x, const Tensor& kernel, const Tensor& bias
   if (!fuse && fusable_inference_only(act))
     fuse = !(grad_recording() &&
              (x.requires_grad() || kernel.requires_grad() || (bias.defined() && bias.requires_grad())));
+  if (act != "linear" && instrumentation::split_fused_activations()) fuse = false;  // check-numerics
   Tensor y = run_conv(x, kernel, bias, params, fuse ? act : "linear");
   return fuse ? y : ops::activation(act, y);
 }

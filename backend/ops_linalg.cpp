@@ -4,6 +4,7 @@
 // Gradients are matmuls with transpose flags, never materialised transposes, so the CPU backward
 // of a Dense layer is two oneDNN matmuls with strided descriptors and one column sum.
 #include "backend/autodiff.h"
+#include "backend/instrumentation.h"
 #include "backend/ops.h"
 
 namespace keras {
@@ -172,6 +173,7 @@ Tensor dense(const Tensor& x, const Tensor& kernel, const Tensor& bias, const st
                   (x.requires_grad() || kernel.requires_grad() || (bias.defined() && bias.requires_grad()));
     fuse = !taping;
   }
+  if (act != "linear" && instrumentation::split_fused_activations()) fuse = false;  // check-numerics
   Attrs attrs{{"activation", fuse ? act : std::string("linear")}};
   Tensor y = bias.defined() ? run_op1(def, {x, kernel, bias}, attrs) : run_op1(def, {x, kernel}, attrs);
   return fuse ? y : ops::activation(activation, y);

@@ -32,7 +32,7 @@ std::string step_str() {
 std::string where_str(const instrumentation::OpRecord& r) {
   std::string where = "check_numerics: op '" + r.op.name + "' ";
   where += r.layer_path.empty() ? "outside any layer" : "in layer '" + r.layer_path + "'";
-  std::string phase = "forward";
+  std::string phase = r.op.mutates_inputs ? "update" : "forward";  // in-place ops are optimizer updates
   if (r.phase == instrumentation::Phase::gradient)
     phase = r.forward_op.empty() ? "gradient accumulation" : "gradient of '" + r.forward_op + "'";
   return where + " (" + phase + step_str() + ")";
@@ -53,11 +53,16 @@ std::string where_str(const instrumentation::OpRecord& r) {
   else hint = in_place ? "Inputs after the update:" : "Inputs:";
   for (size_t i = 0; i < r.inputs.size(); ++i) {
     const Tensor& in = r.inputs[i];
-    hint += (i ? "; #" : " #") + std::to_string(i) + " " + tensor_str(in);
+    hint += i ? "; #" : " #";
+    hint += std::to_string(i) + " " + tensor_str(in);
     if (!is_floating(in.dtype())) continue;
     const TensorStats is = tensor_stats(in);
-    hint += " " + min_max_counts_str(is);
-    if (is.nan + is.inf() > 0) bad_inputs += (bad_inputs.empty() ? "#" : ", #") + std::to_string(i);
+    hint += " ";
+    hint += min_max_counts_str(is);
+    if (is.nan + is.inf() > 0) {
+      bad_inputs += bad_inputs.empty() ? "#" : ", #";
+      bad_inputs += std::to_string(i);
+    }
   }
   if (!r.inputs.empty()) hint += ".";
   if (in_place)
@@ -76,10 +81,10 @@ class CheckNumerics : public instrumentation::Observer {
   void op_run(const instrumentation::OpRecord& r) override {
     if (t_reporting || r.op.kernel_allocates) return;  // views hold another op's checked values
     for (size_t k = 0; k < r.outputs.size(); ++k)
-      if (!all_finite(r.outputs[k])) report(r, r.outputs[k], "output " + std::to_string(k));
+      if (!all_finite(r.outputs[k])) report(r, r.outputs[k], std::string("output ").append(std::to_string(k)));
     if (r.op.mutates_inputs)  // optimizer updates write their results into the variables
       for (size_t i = 0; i < r.inputs.size(); ++i)
-        if (!all_finite(r.inputs[i])) report(r, r.inputs[i], "input " + std::to_string(i) + " (updated in place)", true);
+        if (!all_finite(r.inputs[i])) report(r, r.inputs[i], std::string("input ").append(std::to_string(i)).append(" (updated in place)"), true);
   }
 };
 
@@ -103,6 +108,7 @@ void enable_check_numerics() {
   std::lock_guard lock(g_mutex);
   if (g_observer) return;
   g_observer = std::make_shared<CheckNumerics>();
+  instrumentation::set_split_fused_activations(true);  // a fused oneDNN relu would hide a NaN
   instrumentation::attach(g_observer);
 }
 
@@ -110,6 +116,7 @@ void disable_check_numerics() {
   std::lock_guard lock(g_mutex);
   if (!g_observer) return;
   instrumentation::detach(g_observer.get());
+  instrumentation::set_split_fused_activations(false);
   g_observer.reset();
 }
 

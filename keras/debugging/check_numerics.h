@@ -9,14 +9,17 @@
 //   'log' made the first non-finite value.
 //
 // In the backward walk the phase reads "gradient of '<forward op>'" and the layer is the one the
-// differentiated op ran under ("gradient accumulation" for the walk's own sums of gradients).
+// differentiated op ran under ("gradient accumulation" for the walk's own sums of gradients); an
+// optimizer's in-place update reads "update".
 // The step is Model's loop step (fit: train, epoch, batch; evaluate: test; predict: predict),
 // or absent outside the loops.
 //
 // Off (the default) it costs one relaxed atomic load per op. On, each output is read once more
 // (vectorised, threaded for large tensors); the README gives the measured overhead. Ops that
 // return views (reshape, slices) are not checked: their values are another op's output. CUDA
-// outputs are copied to the host to be checked.
+// outputs are copied to the host to be checked. While on, Dense and Conv2D run their activation as
+// an op of its own rather than a oneDNN post-op (whose relu maps NaN to 0), so a NaN made inside
+// the product is seen there.
 //
 // The environment variable KERAS_CHECK_NUMERICS=1 (any value but "", "0" or "false") turns it on
 // when the library loads, so any program can be checked without a rebuild.

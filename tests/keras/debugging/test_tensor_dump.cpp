@@ -163,7 +163,7 @@ TEST(TensorDump, ListAndCompare) {
   const std::string list = debugging::list_dump(a.string());
   EXPECT_THAT(list, HasSubstr("tensor"));
   EXPECT_THAT(list, HasSubstr("NaN  Inf"));
-  EXPECT_THAT(list, HasSubstr("net/dense_a/output:0 @ train epoch 0 step 0  (2, 4)   float32"));
+  EXPECT_THAT(list, HasSubstr("net/dense_a/output:0 @ train epoch 0 step 0  (2, 4)  float32"));
   EXPECT_THAT(list, HasSubstr("6 tensors in " + a.string()));
   // Two equal runs match; a run with other weights differs in every tensor.
   auto same = debugging::compare_dumps(a.string(), b.string());
