@@ -141,6 +141,20 @@ TEST(CheckNumerics, AnUpdateThatOverflowsAWeightIsCaught) {
   EXPECT_THAT(msg, ::testing::HasSubstr("op 'sgd_update' outside any layer (update; train epoch 0, step 0)")) << msg;
 }
 
+TEST(CheckNumerics, NaNInsideAFusedReluProductIsSeen) {
+  // inf - inf inside the product: oneDNN's fused relu would turn that NaN into 0, so while
+  // checking, Dense runs its activation as an op of its own and the product's NaN is caught.
+  auto m = std::make_shared<Sequential>(
+      std::initializer_list<SequentialEntry>{L::Input({2}), L::Dense({.units = 1, .activation = "relu", .name = "d"})},
+      "net");
+  const float inf = std::numeric_limits<float>::infinity();
+  m->get_layer("d")->set_weights({Tensor::from_vector(std::vector<float>{inf, -inf}, {2, 1}), Tensor::zeros({1})});
+  Checking on;
+  const std::string msg = error_of([&] { m->predict(Tensor::ones({1, 2}), {.verbose = 0}); });
+  EXPECT_THAT(msg, ::testing::HasSubstr("check_numerics: op 'dense' in layer 'net/d' (forward; predict step 0)")) << msg;
+  EXPECT_THAT(msg, ::testing::HasSubstr("#1 float32 (2, 1) min=-inf max=inf NaN=0 Inf=2")) << msg;
+}
+
 TEST(CheckNumerics, OffRaisesNothingAndTrainsIdentically) {
   EXPECT_FALSE(debugging::check_numerics_enabled());
   // The NaN model trains through when off (its loss is NaN), as without this mode.
