@@ -125,16 +125,21 @@ bool DumpComparison::all_equal() const {
 
 std::string DumpComparison::str() const {
   std::vector<std::vector<std::string>> rows{{"tensor", "status", "max_abs", "max_rel", "mismatched"}};
-  int64_t bad = 0;
+  int64_t bad = 0, differ = 0, missing = 0;
   for (const auto& t : tensors) {
     bad += !t.ok();
+    differ += t.status == "differ";
+    missing += t.status.rfind("missing", 0) == 0;
     const bool compared = t.status == "equal" || t.status == "differ";
     rows.push_back({t.key, t.status + (t.detail.empty() ? "" : " (" + t.detail + ")"),
                     compared ? format_number(t.max_abs) : "-", compared ? format_number(t.max_rel) : "-",
                     compared ? std::to_string(t.mismatched) + "/" + std::to_string(t.size) : "-"});
   }
-  const std::string last = bad ? std::to_string(bad) + " of " + std::to_string(tensors.size()) + " tensors differ"
-                               : "all " + std::to_string(tensors.size()) + " tensors match";
+  std::string last = "all " + std::to_string(tensors.size()) + " tensors match";
+  if (bad)
+    last = std::to_string(bad) + " of " + std::to_string(tensors.size()) + " tensors do not match: " +
+           std::to_string(differ) + " differ, " + std::to_string(missing) + " missing, " +
+           std::to_string(bad - differ - missing) + " with another shape or dtype";
   return table(rows) + last + "\n";
 }
 

@@ -50,7 +50,8 @@ struct TensorDiff {
 struct DumpComparison {
   std::vector<TensorDiff> tensors;  // in A's order, then those only in B
   bool all_equal() const;
-  // A table, one line per tensor, and a last line "N of M tensors differ" (or "all M tensors match").
+  // A table, one line per tensor, and a last line "all M tensors match" or "N of M tensors do not
+  // match: D differ, K missing, S with another shape or dtype".
   std::string str() const;
 };
 

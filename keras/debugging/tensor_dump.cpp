@@ -56,7 +56,7 @@ struct TensorDump::State : instrumentation::Observer, std::enable_shared_from_th
   mutable std::mutex mutex;
   bool closed = false;
   bool truncated = false;
-  nlohmann::json entries = nlohmann::json::array();
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();  // in the order written
   std::string current_dir;                    // step folder of the last write, to flush on change
   std::map<std::string, int> calls;           // "<step dir>|<layer>" -> calls seen
   std::string calls_dir;
@@ -71,8 +71,8 @@ struct TensorDump::State : instrumentation::Observer, std::enable_shared_from_th
   }
 
   void write_index_locked() const {
-    nlohmann::json doc = {{"format", "keras-tensor-dump"}, {"version", 1}, {"truncated", truncated},
-                          {"tensors", entries}};
+    nlohmann::ordered_json doc = {{"format", "keras-tensor-dump"}, {"version", 1}, {"truncated", truncated},
+                                  {"tensors", entries}};
     write_file_atomic((fs::path(options.dump_root) / "index.json").string(), doc.dump(1) + "\n");
   }
 

@@ -21,9 +21,24 @@ using ::testing::HasSubstr;
 
 namespace {
 
+std::vector<fs::path>& made_dirs() {
+  static std::vector<fs::path> dirs;
+  return dirs;
+}
+
+// Removes every dump folder the tests made, once they have all run.
+class RemoveDumps : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (const auto& d : made_dirs()) fs::remove_all(d);
+  }
+};
+[[maybe_unused]] auto* const kRemoveDumps = ::testing::AddGlobalTestEnvironment(new RemoveDumps);
+
 fs::path fresh_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("keras_dump_" + std::to_string(getpid()) + "_" + name);
   fs::remove_all(d);
+  made_dirs().push_back(d);
   return d;
 }
 
@@ -173,7 +188,7 @@ TEST(TensorDump, ListAndCompare) {
   EXPECT_FALSE(diff.all_equal());
   EXPECT_EQ(diff.tensors[0].status, "differ");
   EXPECT_GT(diff.tensors[0].max_abs, 0);
-  EXPECT_THAT(diff.str(), HasSubstr("6 of 6 tensors differ"));
+  EXPECT_THAT(diff.str(), HasSubstr("6 of 6 tensors do not match: 6 differ, 0 missing, 0 with another shape or dtype"));
   // A loose tolerance accepts the small change in the first layer's output.
   auto loose = debugging::compare_dumps(a.string(), c.string(), {.rtol = 0.1, .atol = 0.1});
   EXPECT_TRUE(loose.tensors[0].ok()) << loose.str();
@@ -181,6 +196,7 @@ TEST(TensorDump, ListAndCompare) {
   const fs::path d = dump_training("cmp_d", 1.f, {.layers = {"dense_a"}});
   auto missing = debugging::compare_dumps(a.string(), d.string());
   EXPECT_EQ(missing.tensors[1].status, "missing in B");
+  EXPECT_THAT(missing.str(), HasSubstr("4 of 6 tensors do not match: 0 differ, 4 missing, 0 with another shape"));
   EXPECT_EQ(debugging::compare_dumps(d.string(), a.string()).tensors.back().status, "missing in A");
 }
 
