@@ -13,9 +13,14 @@
 namespace keras::debugging {
 namespace {
 
-// Ops run while a message is composed (the host copy of a CUDA input, a strided input made
-// contiguous) are not themselves checked.
-thread_local bool t_reporting = false;
+// Ops run by the check itself (the host copy of a CUDA output, a strided input made contiguous
+// for a message) are not themselves checked.
+thread_local bool t_checking = false;
+
+struct Busy {
+  Busy() { t_checking = true; }
+  ~Busy() { t_checking = false; }
+};
 
 std::string tensor_str(const Tensor& t) { return dtype_name(t.dtype()) + " " + shape_str(t.shape()); }
 
@@ -40,10 +45,6 @@ std::string where_str(const instrumentation::OpRecord& r) {
 
 [[noreturn]] void report(const instrumentation::OpRecord& r, const Tensor& bad, const std::string& what,
                          bool in_place = false) {
-  t_reporting = true;
-  struct Reset {
-    ~Reset() { t_reporting = false; }
-  } reset;
   const TensorStats s = tensor_stats(bad);
   std::string got = std::to_string(s.nan) + " NaN and " + std::to_string(s.inf()) + " Inf among " +
                     std::to_string(s.size) + " values, the first at " + index_str(bad.shape(), s.first_non_finite);
@@ -79,7 +80,8 @@ std::string where_str(const instrumentation::OpRecord& r) {
 class CheckNumerics : public instrumentation::Observer {
  public:
   void op_run(const instrumentation::OpRecord& r) override {
-    if (t_reporting || r.op.kernel_allocates) return;  // views hold another op's checked values
+    if (t_checking || r.op.kernel_allocates) return;  // views hold another op's checked values
+    Busy busy;
     for (size_t k = 0; k < r.outputs.size(); ++k)
       if (!all_finite(r.outputs[k])) report(r, r.outputs[k], std::string("output ").append(std::to_string(k)));
     if (r.op.mutates_inputs)  // optimizer updates write their results into the variables
