@@ -152,6 +152,27 @@ TEST(TensorDump, CallbackDumpsOneFit) {
   EXPECT_EQ(debugging::read_dump_index(dir.string()).size(), 2u);
 }
 
+TEST(TensorDump, ASharedLayerIsDumpedOncePerCall) {
+  auto in = L::Input({3});
+  auto shared = L::Dense({.units = 3, .name = "shared"});
+  auto out = (*shared)((*shared)(in));
+  Model m(in, out, "twice");
+  const fs::path dir = fresh_dir("shared");
+  {
+    auto d = debugging::dump({.dump_root = dir.string(), .layers = {"shared"}});
+    m.predict(kX, {.batch_size = 4, .verbose = 0});
+  }
+  const auto entries = debugging::read_dump_index(dir.string());
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].name, "twice/shared/output:0");
+  EXPECT_EQ(entries[1].name, "twice/shared/output:0#1");
+  EXPECT_EQ(entries[1].call, 1);
+  EXPECT_EQ(entries[1].file, "predict_s0/twice.shared.output_0.call_1.npy");
+  // The second call's input is the first call's output.
+  const Tensor first = debugging::load_dump_tensor(dir.string(), entries[0]);
+  EXPECT_EQ(hex_of(debugging::load_dump_tensor(dir.string(), entries[1])), hex_of((*shared)(first).contiguous()));
+}
+
 TEST(TensorDump, NumPyReadsTheFilesWithIdenticalValues) {
   const fs::path dir = dump_training("numpy", 1.f, {.gradients = true});
   std::string skip;
