@@ -33,6 +33,7 @@
 #include "keras/data/readers.h"
 #include "keras/datasets/fashion_mnist.h"
 #include "keras/distribute/distribution.h"
+#include "keras/distribute/gradient_reducer.h"
 #include "keras/models/adapt.h"
 #include "keras/models/callback.h"
 #include "keras/models/conv_bn_fold.h"

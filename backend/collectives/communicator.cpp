@@ -49,12 +49,13 @@ class DoneRequest : public Request {
   bool test() override { return true; }
 };
 
-void check_host_contiguous(const Tensor& t, const char* what) {
+void check_tensor(const Communicator& comm, const Tensor& t, const char* what) {
   const std::string where = std::string("collectives ") + what;
   if (!t.defined()) fail<ValueError>(where, "a defined tensor", "an undefined one");
   if (!t.is_contiguous()) fail<ValueError>(where, "a contiguous tensor", "a strided view", "Pass t.contiguous().");
-  if (t.device().kind != DeviceKind::cpu)
-    fail<DeviceError>(where, "a host tensor", "one on " + t.device().str(), "The NCCL communicator takes device tensors.");
+  if (!(t.device() == comm.device()))
+    fail<DeviceError>(where, "a tensor on " + comm.device().str() + " (the " + comm.backend() + " communicator's)",
+                      "one on " + t.device().str(), "Move it with .to(device) first.");
 }
 
 class LocalCommunicator : public Communicator {
@@ -81,19 +82,19 @@ std::unique_ptr<Request> Communicator::allreduce_async(void* data, size_t count,
 }
 
 void Communicator::allreduce(Tensor& t, ReduceOp op) {
-  check_host_contiguous(t, "allreduce");
+  check_tensor(*this, t, "allreduce");
   allreduce(t.raw_data(), static_cast<size_t>(t.numel()), element_type_of(t.dtype()), op);
   t.bump_version();
 }
 
 void Communicator::broadcast(Tensor& t, int root) {
-  check_host_contiguous(t, "broadcast");
+  check_tensor(*this, t, "broadcast");
   broadcast(t.raw_data(), static_cast<size_t>(t.numel()), element_type_of(t.dtype()), root);
   t.bump_version();
 }
 
 Tensor Communicator::allgather(const Tensor& t) {
-  check_host_contiguous(t, "allgather");
+  check_tensor(*this, t, "allgather");
   if (t.rank() == 0) fail<ValueError>("collectives allgather", "a tensor of rank >= 1", "a scalar");
   Shape shape = t.shape();
   shape[0] *= size();
@@ -108,6 +109,13 @@ std::vector<double> Communicator::sum(std::vector<double> values) {
 }
 
 std::unique_ptr<Communicator> make_local_communicator() { return std::make_unique<LocalCommunicator>(); }
+
+#ifndef KERAS_HAS_CUDA
+std::unique_ptr<Communicator> make_nccl_communicator(int device, Communicator&) {
+  fail<NotImplementedError>("collectives NCCL communicator for cuda:" + std::to_string(device), "a build with CUDA",
+                            "a CPU-only build", "Rebuild with the CUDA toolkit (and NCCL) present.");
+}
+#endif
 
 Communicator& world() {
   static std::unique_ptr<Communicator> instance = [] {

@@ -47,6 +47,8 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string backend() const = 0;  // "local", "mpi", "nccl"
+  // Where the buffers live: host memory (local, MPI) or this device's memory (NCCL).
+  virtual Device device() const { return Device{}; }
 
   // In place: every rank's `count` elements at `data` become the reduction over ranks.
   virtual void allreduce(void* data, size_t count, ElementType type, ReduceOp op) = 0;
@@ -61,7 +63,8 @@ class Communicator {
   // the others would wait forever in their next collective.
   [[noreturn]] virtual void abort(int code) = 0;
 
-  // Tensor forms (contiguous host tensors of a numeric dtype; ValueError otherwise).
+  // Tensor forms: contiguous tensors of a numeric dtype on device() (ValueError, TypeError or
+  // DeviceError otherwise).
   void allreduce(Tensor& t, ReduceOp op);
   void broadcast(Tensor& t, int root);
   // Concatenation over ranks along axis 0; every rank passes the same shape.
@@ -87,5 +90,11 @@ void set_training_group(Communicator* group);
 
 // A one-process communicator: collectives are identities.
 std::unique_ptr<Communicator> make_local_communicator();
+
+// A communicator over NCCL for CUDA device `device` (one per process and GPU), joining every
+// process of `bootstrap` (process 0's NCCL unique id travels over it), with its own CUDA stream
+// ordered after the device's compute stream. Buffers are device pointers. NotImplementedError in
+// a build without CUDA; DeviceError when NCCL cannot be loaded or fails. A collective call.
+std::unique_ptr<Communicator> make_nccl_communicator(int device, Communicator& bootstrap);
 
 }  // namespace keras::collectives

@@ -2,8 +2,24 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 namespace keras::distribution {
+
+namespace {
+std::mutex g_stats_mutex;
+ReductionStats g_stats;
+}  // namespace
+
+ReductionStats reduction_stats() {
+  std::lock_guard lock(g_stats_mutex);
+  return g_stats;
+}
+
+void reset_reduction_stats() {
+  std::lock_guard lock(g_stats_mutex);
+  g_stats = {};
+}
 
 // One bucket: its variables' gradients packed in a buffer, then one count per variable of the
 // processes that had a gradient for it (so "no gradient anywhere" stays distinguishable from 0).
@@ -105,7 +121,15 @@ TensorList GradientReducer::finish(const TensorList& local) {
     if (!given_[k]) ready(k, k < local.size() ? local[k] : Tensor());
   const auto t0 = std::chrono::steady_clock::now();
   for (auto& b : buckets_) b->request->wait();
-  wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  wait_seconds_ += waited;
+  {
+    std::lock_guard lock(g_stats_mutex);
+    ++g_stats.steps;
+    g_stats.wait_seconds += waited;
+    for (const auto& b : buckets_) g_stats.bytes += static_cast<int64_t>(b->buffer.nbytes());
+    g_stats.buckets += static_cast<int64_t>(buckets_.size());
+  }
 
   TensorList out(specs_.size());
   for (auto& bp : buckets_) {

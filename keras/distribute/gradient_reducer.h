@@ -19,6 +19,17 @@
 
 namespace keras::distribution {
 
+// What every GradientReducer of this process did since the last reset (for benchmarks: the share
+// of a step spent waiting is wait_seconds over the steps' time).
+struct ReductionStats {
+  int64_t steps = 0;          // finish() calls
+  double wait_seconds = 0;    // blocked in finish(), waiting for allreduces
+  int64_t bytes = 0;          // allreduced, counts included
+  int64_t buckets = 0;        // allreduces started
+};
+ReductionStats reduction_stats();
+void reset_reduction_stats();
+
 class GradientReducer {
  public:
   // `specs`: shape and dtype (float32 or float64) of each variable, in the order gradients are
