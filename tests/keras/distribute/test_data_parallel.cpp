@@ -53,20 +53,23 @@ Data make_data(const Shape& sample, int64_t rows, uint64_t seed) {
 }
 
 std::unique_ptr<Sequential> dense_model() {
-  return std::make_unique<Sequential>(std::vector<LayerPtr>{
-      L::Input({8}), L::Dense({.units = 16, .activation = "tanh"}), L::Dense({.units = 3, .activation = "softmax"})});
+  return std::unique_ptr<Sequential>(new Sequential({
+      L::Input({8}), L::Dense({.units = 16, .activation = "tanh"}), L::Dense({.units = 3, .activation = "softmax"})}));
 }
 
 std::unique_ptr<Sequential> conv_model() {
-  return std::make_unique<Sequential>(std::vector<LayerPtr>{
+  return std::unique_ptr<Sequential>(new Sequential({
       L::Input({6, 6, 2}), L::Conv2D({.filters = 4, .kernel_size = 3, .activation = "relu"}), L::Flatten(),
-      L::Dense({.units = 3, .activation = "softmax"})});
+      L::Dense({.units = 3, .activation = "softmax"})}));
 }
 
 std::unique_ptr<Sequential> sync_bn_model() {
-  return std::make_unique<Sequential>(std::vector<LayerPtr>{
-      L::Input({8}), L::Dense({.units = 16}), L::BatchNormalization({.synchronized = true}), L::Activation({.activation = "relu"}),
-      L::Dense({.units = 3, .activation = "softmax"})});
+  return std::unique_ptr<Sequential>(new Sequential({
+      // No bias before the normalisation: its gradient is exactly zero, so Adam would turn float
+      // rounding noise into steps of the learning rate's size.
+      L::Input({8}), L::Dense({.units = 16, .use_bias = false}), L::BatchNormalization({.synchronized = true}),
+      L::Activation({.activation = "relu"}),
+      L::Dense({.units = 3, .activation = "softmax"})}));
 }
 
 std::shared_ptr<optimizers::Optimizer> make_optimizer(const std::string& name) {
@@ -74,7 +77,7 @@ std::shared_ptr<optimizers::Optimizer> make_optimizer(const std::string& name) {
   return optimizers::Adam({.learning_rate = 0.01});
 }
 
-struct Run {
+struct TrainingRun {
   TensorList weights;
   History history;
   Logs evaluation;
@@ -82,7 +85,7 @@ struct Run {
 
 // Trains a fresh model (seeded alike on every process) for 2 epochs with global batch 25 (so
 // 2 and 3 processes split batches unevenly, and the last batch of 96 rows is 21).
-Run train(std::unique_ptr<Sequential> (*make)(), const std::string& optimizer, const Data& d, bool distributed,
+TrainingRun train(std::unique_ptr<Sequential> (*make)(), const std::string& optimizer, const Data& d, bool distributed,
           FitOptions o = FitOptions{.epochs = 2}) {
   set_random_seed(5);
   auto model = make();
@@ -93,7 +96,7 @@ Run train(std::unique_ptr<Sequential> (*make)(), const std::string& optimizer, c
   set_random_seed(11);  // the shuffle seed
   o.batch_size = 25;
   o.verbose = 0;
-  Run r;
+  TrainingRun r;
   r.history = model->fit(d.x, d.y, o);
   r.evaluation = model->evaluate(d.x, d.y, {.batch_size = 20, .verbose = 0});
   r.weights = model->get_weights();
@@ -135,8 +138,8 @@ class DataParallelEquivalence : public ::testing::TestWithParam<Case> {};
 TEST_P(DataParallelEquivalence, MatchesOneProcessWithTheGlobalBatch) {
   const Case& c = GetParam();
   Data d = make_data(c.sample, 96, 3);
-  Run reference = train(c.make, c.optimizer, d, false);
-  Run parallel = train(c.make, c.optimizer, d, true);
+  TrainingRun reference = train(c.make, c.optimizer, d, false);
+  TrainingRun parallel = train(c.make, c.optimizer, d, true);
   EXPECT_LT(max_difference(reference.weights, parallel.weights), 2e-5) << world().size() << " processes";
   EXPECT_TRUE(same_on_every_process(parallel.weights));
   // Logged figures are global: the same as one process's.
@@ -234,7 +237,7 @@ TEST(DataParallel, WritersRunOnProcessZeroAndEveryProcessStopsTogether) {
   o.epochs = 10;
   // Stops once the (global) loss fails to drop by 10 in an epoch: after epoch 2 everywhere.
   o.callbacks = {writer, callbacks::CSVLogger(csv), callbacks::EarlyStopping({.monitor = "loss", .min_delta = 10})};
-  Run r = train(dense_model, "adam", d, true, o);
+  TrainingRun r = train(dense_model, "adam", d, true, o);
   const double epochs_run = static_cast<double>(r.history["loss"].size());
   EXPECT_EQ(epochs_run, 2);
   EXPECT_EQ(world().sum({epochs_run})[0], 2.0 * world().size());
