@@ -23,7 +23,7 @@ namespace {
 constexpr int64_t kBatch = 128;
 
 std::unique_ptr<k::Sequential> cnn() {
-  return std::make_unique<k::Sequential>(std::vector<k::LayerPtr>{
+  return std::unique_ptr<k::Sequential>(new k::Sequential({
       k::layers::Input({28, 28, 1}),
       k::layers::Conv2D({.filters = 32, .kernel_size = 3, .activation = "relu"}),
       k::layers::Conv2D({.filters = 64, .kernel_size = 3, .activation = "relu"}),
@@ -31,7 +31,7 @@ std::unique_ptr<k::Sequential> cnn() {
       k::layers::Flatten(),
       k::layers::Dense({.units = 128, .activation = "relu"}),
       k::layers::Dense({.units = 10, .activation = "softmax"}),
-  });
+  }));
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

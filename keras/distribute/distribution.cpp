@@ -17,8 +17,9 @@ void install(std::shared_ptr<const DataParallel> next) {
 }  // namespace
 
 DataParallel::DataParallel(DataParallelOptions options) : options_(std::move(options)) {
-  if (options_.bucket_bytes <= 0)
-    fail<ValueError>("DataParallel", "bucket_bytes > 0", std::to_string(options_.bucket_bytes));
+  if (options_.bucket_bytes <= 0 || options_.first_bucket_bytes <= 0)
+    fail<ValueError>("DataParallel", "bucket_bytes > 0 and first_bucket_bytes > 0",
+                     std::to_string(options_.bucket_bytes) + " and " + std::to_string(options_.first_bucket_bytes));
 }
 
 collectives::Communicator& DataParallel::communicator() const {

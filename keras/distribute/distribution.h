@@ -41,6 +41,9 @@ struct DataParallelOptions {
   // Gradient bucket size (bytes): larger buckets mean fewer, more efficient allreduces; smaller
   // ones start sooner during backward. PyTorch DDP's default.
   int64_t bucket_bytes = int64_t{25} << 20;
+  // The first bucket (the last layers' gradients) is kept small, so that communication starts
+  // early in backward (as DDP's 1 MB first bucket).
+  int64_t first_bucket_bytes = int64_t{1} << 20;
 };
 
 class DataParallel {

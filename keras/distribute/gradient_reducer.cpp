@@ -32,7 +32,8 @@ struct GradientReducer::Bucket {
   std::unique_ptr<collectives::Request> request;
 };
 
-GradientReducer::GradientReducer(collectives::Communicator& comm, std::vector<TensorSpec> specs, int64_t bucket_bytes)
+GradientReducer::GradientReducer(collectives::Communicator& comm, std::vector<TensorSpec> specs, int64_t bucket_bytes,
+                                 int64_t first_bucket_bytes)
     : comm_(comm), specs_(std::move(specs)), bucket_of_(specs_.size()), offset_of_(specs_.size()),
       given_(specs_.size()) {
   // Reverse order: the last variables' gradients are final first.
@@ -42,8 +43,9 @@ GradientReducer::GradientReducer(collectives::Communicator& comm, std::vector<Te
       fail<ValueError>("GradientReducer", "float32 or float64 variables",
                        "variable " + std::to_string(k) + " of dtype " + dtype_name(s.dtype));
     const size_t n = static_cast<size_t>(shape_numel(s.shape));
+    const int64_t cap = buckets_.size() == 1 ? first_bucket_bytes : bucket_bytes;
     const bool fits = !buckets_.empty() && buckets_.back()->dtype == s.dtype &&
-                      static_cast<int64_t>((buckets_.back()->elements + n) * dtype_size(s.dtype)) <= bucket_bytes;
+                      static_cast<int64_t>((buckets_.back()->elements + n) * dtype_size(s.dtype)) <= cap;
     if (!fits) {
       buckets_.push_back(std::make_unique<Bucket>());
       buckets_.back()->dtype = s.dtype;

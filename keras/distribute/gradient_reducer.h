@@ -4,7 +4,7 @@
 // as soon as its gradients are in, while backward goes on. Buckets start strictly in index order,
 // so every process issues the same collectives in the same order whatever its walk does.
 //
-//   GradientReducer reducer(comm, shapes_and_dtypes, 25 << 20);
+//   GradientReducer reducer(comm, specs, 25 << 20, 1 << 20);
 //   reducer.begin_step(local_rows / global_rows);   // this process's weight in the average
 //   grads = tape.gradient(loss, sources, reducer.ready_fn());
 //   grads = reducer.finish(grads);                   // the global average, on every process
@@ -34,7 +34,10 @@ class GradientReducer {
  public:
   // `specs`: shape and dtype (float32 or float64) of each variable, in the order gradients are
   // indexed; ValueError for another dtype. The communicator must outlive the reducer.
-  GradientReducer(collectives::Communicator& comm, std::vector<TensorSpec> specs, int64_t bucket_bytes);
+  // The first bucket holds at most `first_bucket_bytes` (unless one gradient is larger), the
+  // others at most `bucket_bytes`.
+  GradientReducer(collectives::Communicator& comm, std::vector<TensorSpec> specs, int64_t bucket_bytes,
+                  int64_t first_bucket_bytes);
   ~GradientReducer();
 
   // Starts a step: every gradient is multiplied by `weight` before the sum over processes.

@@ -69,7 +69,8 @@ distribution::GradientReducer& DataParallelRun::reducer(const std::vector<Variab
   if (!reducer_ || paths != reducer_paths_) {
     std::vector<TensorSpec> specs;
     for (const auto& v : vars) specs.push_back({v.shape(), v.dtype()});
-    reducer_ = std::make_unique<distribution::GradientReducer>(comm(), std::move(specs), dist_->options().bucket_bytes);
+    reducer_ = std::make_unique<distribution::GradientReducer>(comm(), std::move(specs), dist_->options().bucket_bytes,
+                                                               dist_->options().first_bucket_bytes);
     reducer_paths_ = std::move(paths);
   }
   return *reducer_;

@@ -20,6 +20,7 @@
 #include "callbacks/early_stopping.h"
 #include "keras/data/dataset.h"
 #include "keras/distribute/distribution.h"
+#include "keras/distribute/gradient_reducer.h"
 #include "keras/models/model.h"
 #include "keras/models/sequential.h"
 #include "layers/activation.h"
@@ -277,4 +278,31 @@ TEST(DataParallelFaults, AProcessFailingEndsTheJob) {
   o.callbacks = {std::make_shared<FailOnProcessOne>(mode)};
   train(dense_model, "sgd", d, true, o);
   ADD_FAILURE() << "fit returned although process 1 failed";
+}
+
+TEST(GradientReducer, BucketsInReverseOrderAndKeepsMissingGradientsMissing) {
+  auto local = collectives::make_local_communicator();
+  // 4-byte floats: 100, 300, 200, 50 elements; first bucket 1000 bytes, the others 1200.
+  std::vector<TensorSpec> specs{{{100}}, {{300}}, {{10, 20}}, {{50}}};
+  dist::GradientReducer reducer(*local, specs, 1200, 1000);
+  EXPECT_EQ(reducer.num_buckets(), 3u);  // {3, 2} (1000 bytes), {1} (1200), {0}
+  reducer.begin_step(0.5);
+  Tensor g3 = Tensor::full({50}, 4.0), g2 = Tensor::full({10, 20}, 2.0), g0 = Tensor::full({100}, 1.0);
+  reducer.ready(3, g3);
+  reducer.ready(2, g2);
+  TensorList out = reducer.finish({g0, Tensor(), g2, g3});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].to_vector<float>(), std::vector<float>(100, 0.5f));
+  EXPECT_FALSE(out[1].defined()) << "no process had a gradient for variable 1";
+  EXPECT_EQ(out[2].shape(), (Shape{10, 20}));
+  EXPECT_EQ(out[2].to_vector<float>(), std::vector<float>(200, 1.0f));
+  EXPECT_EQ(out[3].to_vector<float>(), std::vector<float>(50, 2.0f));
+  // A second step starts clean.
+  reducer.begin_step(1.0);
+  out = reducer.finish({Tensor(), Tensor(), Tensor(), g3});
+  EXPECT_FALSE(out[0].defined());
+  EXPECT_EQ(out[3].to_vector<float>(), std::vector<float>(50, 4.0f));
+  reducer.begin_step(1.0);
+  EXPECT_THROW(reducer.ready(0, Tensor::ones({3})), ShapeError);
+  EXPECT_THROW(dist::GradientReducer(*local, {{{2}, DType::int64}}, 100, 100), ValueError);
 }
