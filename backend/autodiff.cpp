@@ -50,6 +50,11 @@ void GradientTape::watch(Tensor& t) {
 }
 
 TensorList GradientTape::gradient(const Tensor& target, const TensorList& sources) {
+  return gradient(target, sources, {});
+}
+
+TensorList GradientTape::gradient(const Tensor& target, const TensorList& sources,
+                                  const std::function<void(size_t, const Tensor&)>& on_ready) {
   if (used_ && !persistent_)
     fail<StateError>("GradientTape::gradient", "one call on a non-persistent tape", "a second call",
                      "Create the tape with persistent=true to call gradient() several times.");
@@ -57,7 +62,7 @@ TensorList GradientTape::gradient(const Tensor& target, const TensorList& source
   // A persistent tape keeps recording while it lives (as tf.GradientTape); gradients themselves
   // are never recorded (compute_gradients runs without the tape).
   if (!persistent_) stop_recording();
-  TensorList grads = compute_gradients(target, sources, {}, persistent_);
+  TensorList grads = compute_gradients(target, sources, {}, persistent_, on_ready);
   if (!persistent_) unwatch_all();
   return grads;
 }
@@ -79,7 +84,7 @@ void accumulate(Tensor& slot, const Tensor& g) {
 }  // namespace
 
 TensorList compute_gradients(const Tensor& target, const TensorList& sources, const Tensor& seed_in,
-                             bool retain_graph) {
+                             bool retain_graph, const GradientReadyFn& on_ready) {
   NoGradGuard no_grad_scope;  // gradients themselves are not recorded
   instrumentation::GradientScope gradient_walk("", nullptr);
   TensorList result(sources.size());
@@ -100,18 +105,24 @@ TensorList compute_gradients(const Tensor& target, const TensorList& sources, co
   const TensorImpl& root_impl = target.impl();
   if (!root_impl.grad_fn) {
     if (auto it = leaf_sources.find(target.impl_ptr()); it != leaf_sources.end())
-      for (size_t i : it->second) result[i] = seed;
+      for (size_t i : it->second) {
+        result[i] = seed;
+        if (on_ready) on_ready(i, seed);
+      }
     return result;
   }
 
   // Dependency counts over the reachable graph (iterative DFS).
+  // Consumers per requested leaf too, so that on_ready fires when the last one has run.
   std::unordered_map<const Node*, int> pending;
+  std::unordered_map<const TensorImpl*, int> leaf_pending;
   std::vector<Node*> stack{root_impl.grad_fn.get()};
   std::unordered_set<const Node*> seen{root_impl.grad_fn.get()};
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
     for (const auto& e : n->edges) {
+      if (on_ready && e.leaf && leaf_sources.count(e.leaf.get())) ++leaf_pending[e.leaf.get()];
       if (!e.node) continue;
       ++pending[e.node.get()];
       if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
@@ -161,7 +172,10 @@ TensorList compute_gradients(const Tensor& target, const TensorList& sources, co
           fail<ShapeError>("gradient of " + node->op->name, "input " + std::to_string(i) + " gradient of shape " +
                            shape_str(node->input_specs[i].shape), shape_str(g.shape()), "This is a bug in the op's gradient.");
         if (e.leaf) {
-          accumulate(leaf_grads[e.leaf.get()], g);
+          Tensor& slot = leaf_grads[e.leaf.get()];
+          accumulate(slot, g);
+          if (auto p = leaf_pending.find(e.leaf.get()); p != leaf_pending.end() && --p->second == 0 && slot.defined())
+            for (size_t s : leaf_sources[e.leaf.get()]) on_ready(s, slot);
         } else {
           accumulate(grads[{e.node.get(), e.output_index}], g);
           if (--pending[e.node.get()] == 0) ready.push_back(e.node);
@@ -176,6 +190,11 @@ TensorList compute_gradients(const Tensor& target, const TensorList& sources, co
   for (auto& [impl, g] : leaf_grads)
     if (auto it = leaf_sources.find(impl); it != leaf_sources.end())
       for (size_t i : it->second) result[i] = g;
+  // Intermediate sources (recorded tensors) are final only now.
+  if (on_ready)
+    for (const auto& [key, indices] : slot_sources)
+      for (size_t i : indices)
+        if (result[i].defined()) on_ready(i, result[i]);
   return result;
 }
 

@@ -6,6 +6,7 @@
 // The backward walk is iterative (a ready queue over dependency counts, no recursion) and frees
 // each node's saved tensors as soon as its gradient has been propagated.
 #pragma once
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -68,6 +69,10 @@ class GradientTape {
   // d target / d sources; target is reduced by summing when not a scalar (as TF does).
   // Throws StateError when called twice on a non-persistent tape.
   TensorList gradient(const Tensor& target, const TensorList& sources);
+  // The same, calling on_ready(i, gradient) for source i as soon as its gradient is final, during
+  // the walk (data-parallel training starts averaging it while the rest of backward runs).
+  TensorList gradient(const Tensor& target, const TensorList& sources,
+                      const std::function<void(size_t, const Tensor&)>& on_ready);
   void stop_recording();
 
  private:
@@ -82,7 +87,11 @@ class GradientTape {
 
 // The engine underneath GradientTape: gradients of `target` (seeded with `seed`, ones when
 // undefined) with respect to `sources`. `retain_graph` keeps saved tensors for another call.
+// `on_ready`, when set, is called once per source whose gradient is final, as soon as it is:
+// with the leaf's gradient when its last consumer's backward ran (reverse layer order), for other
+// sources when the walk ends. Sources the target does not depend on are not reported.
+using GradientReadyFn = std::function<void(size_t source, const Tensor& gradient)>;
 TensorList compute_gradients(const Tensor& target, const TensorList& sources, const Tensor& seed = {},
-                             bool retain_graph = false);
+                             bool retain_graph = false, const GradientReadyFn& on_ready = {});
 
 }  // namespace keras

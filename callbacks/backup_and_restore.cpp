@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/collectives/communicator.h"
 #include "callbacks/monitor.h"
 #include "keras/models/model.h"
 #include "keras/saving/saving.h"
@@ -91,9 +92,19 @@ void BackupAndRestoreImpl::on_train_begin(const Logs&) {
   m->resume_epoch = restored_epoch_;
 }
 
+namespace {
+// Under data parallelism process 0 writes the backups and every process restores from them (the
+// directory must be shared, as with Keras's multi-worker training).
+bool writes_backups() {
+  const collectives::Communicator* group = collectives::training_group();
+  return !group || group->rank() == 0;
+}
+}  // namespace
+
 void BackupAndRestoreImpl::backup(int epoch, int batch) {
   Model* m = model();
   if (!m) return;
+  if (!writes_backups()) return;
   const fs::path dir(options_.backup_dir);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -153,6 +164,8 @@ void BackupAndRestoreImpl::on_train_batch_end(int batch, const Logs&) {
 
 void BackupAndRestoreImpl::on_train_end(const Logs&) {
   if (!options_.delete_checkpoint) return;
+  if (collectives::Communicator* group = collectives::training_group()) group->barrier();  // all have restored
+  if (!writes_backups()) return;
   std::error_code ec;
   fs::remove_all(options_.backup_dir, ec);
   generation_ = 0;

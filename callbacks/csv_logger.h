@@ -24,6 +24,7 @@ struct CSVLoggerOptions {
 
 class CSVLoggerImpl : public Callback {
  public:
+  bool chief_only() const override { return true; }
   // Throws ValueError for an empty filename or separator.
   explicit CSVLoggerImpl(const CSVLoggerOptions& options);
   // Opens the file; IOError naming it when that fails.

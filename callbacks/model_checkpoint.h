@@ -44,6 +44,7 @@ struct ModelCheckpointOptions {
 
 class ModelCheckpointImpl : public Callback {
  public:
+  bool chief_only() const override { return true; }
   // Throws ValueError for an empty filepath, save_freq other than "epoch" or N >= 1, or a bad mode.
   explicit ModelCheckpointImpl(ModelCheckpointOptions options);
 

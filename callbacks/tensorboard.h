@@ -45,6 +45,7 @@ struct TensorBoardOptions {
 
 class TensorBoardImpl : public Callback {
  public:
+  bool chief_only() const override { return true; }
   // Throws ValueError when histogram_freq < 0 or log_dir is empty. Creates nothing until
   // training starts.
   explicit TensorBoardImpl(TensorBoardOptions options = {});

@@ -37,6 +37,8 @@
 #include "keras/debugging/dump_reader.h"
 #include "keras/debugging/tensor_dump.h"
 #include "keras/debugging/tensor_stats.h"
+#include "keras/distribute/distribution.h"
+#include "keras/distribute/gradient_reducer.h"
 #include "keras/models/adapt.h"
 #include "keras/models/callback.h"
 #include "keras/models/conv_bn_fold.h"

@@ -1,6 +1,7 @@
 #include "layers/batch_normalization.h"
 
 #include "backend/autodiff.h"
+#include "backend/collectives/collective_ops.h"
 #include "backend/ops_nn.h"
 #include "layers/keras_signature.h"
 #include "layers/layer_config.h"
@@ -70,6 +71,25 @@ ops::BatchNormOutputs masked_moments(const Tensor& x, const Tensor& mask) {
   return {Tensor(), mean, variance};
 }
 
+// The moments over every process's batch (synchronized=true under data parallelism): sums and
+// counts go through the differentiable all_sum, so gradients flow to every process's rows.
+ops::BatchNormOutputs synchronized_moments(const Tensor& x, const Tensor& mask) {
+  std::vector<int64_t> axes;
+  for (int64_t a = 0; a + 1 < x.rank(); ++a) axes.push_back(a);
+  Tensor zero = Tensor::scalar(0, x.dtype(), x.device());
+  Tensor keep = mask.defined() ? ops::expand_dims(mask, -1) : Tensor();
+  Tensor ones = keep.defined() ? ops::broadcast_to(masks::as_float(keep, x.dtype()), x.shape())
+                               : Tensor::ones(x.shape(), x.dtype(), x.device());
+  Tensor count = ops::all_sum(ops::sum(ones, axes));
+  if (keep.defined()) count = ops::add(count, 1e-7);
+  Tensor kept = keep.defined() ? ops::where(keep, x, zero) : x;
+  Tensor mean = ops::divide(ops::all_sum(ops::sum(kept, axes)), count);
+  Tensor centered = ops::subtract(x, mean);
+  if (keep.defined()) centered = ops::where(keep, centered, zero);
+  Tensor variance = ops::divide(ops::all_sum(ops::sum(ops::square(centered), axes)), count);
+  return {Tensor(), mean, variance};
+}
+
 }  // namespace
 
 TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallContext& ctx) {
@@ -81,7 +101,11 @@ TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallCont
     fail<ShapeError>(where(), "a mask one rank below the input " + shape_str(x.shape()), "mask shape " + shape_str(mask.shape()));
   if (ctx.training && trainable()) {
     ops::BatchNormOutputs r;
-    if (mask.defined()) {
+    const collectives::Communicator* group = collectives::training_group();
+    if (options_.synchronized && group && group->size() > 1) {
+      r = synchronized_moments(x, mask);
+      r.y = ops::batch_norm_inference(x, r.mean, r.variance, gamma, beta, options_.epsilon);
+    } else if (mask.defined()) {
       r = masked_moments(x, mask);
       r.y = ops::batch_norm_inference(x, r.mean, r.variance, gamma, beta, options_.epsilon);
     } else {

@@ -29,7 +29,9 @@ struct BatchNormalizationOptions {
   RegularizerArg gamma_regularizer;
   ConstraintArg beta_constraint;  // applied after each optimizer update
   ConstraintArg gamma_constraint;
-  bool synchronized = false;  // single-process: no effect, kept for the config
+  // Under a multi-process DataParallel, normalise with the statistics of the whole global batch
+  // (SyncBatchNormalization); otherwise no effect.
+  bool synchronized = false;
   // Batch renormalization (Keras's renorm, renorm_clipping {"rmax", "rmin", "dmax"} or null,
   // renorm_momentum): kept for the config; renorm = true is not implemented (NotImplementedError
   // at construction, so such a model is never trained as plain batch normalization).

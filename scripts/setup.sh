@@ -12,6 +12,7 @@ packages=(
   libdnnl-dev libhdf5-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
   dataset-fashion-mnist libstb-dev python3 python3-venv
+  libopenmpi-dev openmpi-bin  # multi-process training (keras::distribution) and its mpirun tests
   locales  # locale sources: the CSV test builds a decimal-comma locale from them
 )
 bench_packages=(python3-torch python3-torchvision python3-numpy libopenblas0-openmp)

@@ -108,6 +108,11 @@ class Dataset {
   Dataset take(int64_t count) const;
   // All but the first `count` elements (-1: none left).
   Dataset skip(int64_t count) const;
+  // Every num_shards-th element starting at `index` (tf.data's shard): element i goes to shard
+  // i % num_shards, so the shards of one order cover it once between them. Shard before
+  // shuffling or batching to split a source between processes. ValueError unless
+  // 0 <= index < num_shards.
+  Dataset shard(int64_t num_shards, int64_t index) const;
   // Keeps the elements of the first complete pass in memory and replays them afterwards (a pass
   // that stops early caches nothing, as tf.data).
   Dataset cache() const;

@@ -75,4 +75,8 @@ const std::vector<double>& History::operator[](const std::string& key) const {
   return it->second;
 }
 
+void CallbackList::drop_chief_only() {
+  std::erase_if(callbacks_, [](const CallbackPtr& cb) { return cb && cb->chief_only(); });
+}
+
 }  // namespace keras

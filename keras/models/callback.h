@@ -54,6 +54,10 @@ class Callback {
   virtual void on_predict_batch_begin(int batch, const Logs& logs) {}
   virtual void on_predict_batch_end(int batch, const Logs& logs) {}
 
+  // True for callbacks that write files or print (progress bar, checkpoints, logs): under
+  // data-parallel training they run on process 0 only.
+  virtual bool chief_only() const { return false; }
+
  protected:
   Model* model_ = nullptr;
   std::map<std::string, double> params_;
@@ -65,6 +69,8 @@ class CallbackList : public Callback {
  public:
   explicit CallbackList(std::vector<CallbackPtr> callbacks = {}) : callbacks_(std::move(callbacks)) {}
   void add(CallbackPtr cb) { callbacks_.push_back(std::move(cb)); }
+  // Removes the chief_only() callbacks (on the processes other than 0).
+  void drop_chief_only();
   const std::vector<CallbackPtr>& callbacks() const { return callbacks_; }
 
   void set_model(Model* model) override;

@@ -101,11 +101,13 @@ void Model::reset_metrics() {
 }
 
 Logs Model::collect_metrics() const {
-  Logs logs;
   const auto& st = *train_;
-  logs.set("loss", st.loss_tracker->result());
-  for (const auto& t : st.output_loss_trackers) logs.set(t->name(), t->result());
-  for (const auto& m : metrics()) logs.set(m->name(), m->result());
+  std::vector<std::pair<std::string, metrics::Metric*>> named{{"loss", st.loss_tracker.get()}};
+  for (const auto& t : st.output_loss_trackers) named.emplace_back(t->name(), t.get());
+  for (const auto& m : metrics()) named.emplace_back(m->name(), m.get());
+  if (st.parallel) return st.parallel->global_results(named);
+  Logs logs;
+  for (const auto& [name, m] : named) logs.set(name, m->result());
   return logs;
 }
 

@@ -217,6 +217,7 @@ class Model : public Layer {
   std::unique_ptr<TrainState> train_;
   std::vector<LayerPtr> tracked_;  // subclassed models' sublayers
   History fit_loop(BatchSource& train, BatchSource* validation, const FitOptions& options);
+  History fit_epochs(BatchSource& train, BatchSource* validation, const FitOptions& options);
   Logs run_test_loop(BatchSource& batches, CallbackList& callbacks, int verbose);
   TensorList run_predict_loop(BatchSource& batches, const PredictOptions& options);
   Logs train_step(const TensorList& x, const TensorList& y, const Tensor& sample_weight);

@@ -12,6 +12,7 @@ namespace keras {
 
 class ProgbarLogger : public Callback {
  public:
+  bool chief_only() const override { return true; }
   // `out` defaults to stdout; `interactive` to whether `out` is a terminal.
   explicit ProgbarLogger(int verbose = 1, std::FILE* out = stdout, int interactive = -1);
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "keras/models/data_parallel_run.h"
 #include "keras/models/model.h"
 #include "losses/loss.h"
 #include "metrics/accuracy.h"
@@ -27,6 +28,8 @@ struct Model::TrainState {
   std::vector<std::shared_ptr<metrics::MeanImpl>> output_loss_trackers;  // several outputs only
   bool metrics_built = false;
   TensorList last_train_x;
+  // Set while fit or evaluate runs under a multi-process DataParallel distribution.
+  std::shared_ptr<DataParallelRun> parallel;
 };
 
 }  // namespace keras

@@ -118,8 +118,20 @@ std::unique_ptr<BatchSource> validation_batches(const Model& m, const std::optio
 }
 }  // namespace
 
-Logs Model::train_step(const TensorList& x, const TensorList& y, const Tensor& sw) {
+Logs Model::train_step(const TensorList& x_global, const TensorList& y_global, const Tensor& sw_global) {
   auto& st = *train_;
+  DataParallelRun* parallel = st.parallel.get();
+  BatchData batch{x_global, y_global, sw_global};
+  double weight = 1;  // this process's share of the global batch
+  if (parallel) {
+    auto shard = parallel->shard(batch);
+    if (!shard) return collect_metrics();
+    batch = std::move(shard->batch);
+    weight = shard->weight;
+  }
+  const TensorList& x = batch.x;
+  const TensorList& y = batch.y;
+  const Tensor& sw = batch.sample_weight;
   std::vector<Variable> vars = trainable_weights();
   TensorList sources;
   sources.reserve(vars.size());
@@ -130,15 +142,34 @@ Logs Model::train_step(const TensorList& x, const TensorList& y, const Tensor& s
     GradientTape tape;
     y_pred = (*this)(x, CallArgs{.training = true});
     Tensor loss = compute_loss(y, y_pred, sw, true);
-    grads = tape.gradient(loss, sources);
+    if (parallel) {
+      // The global loss is the row-weighted sum of the processes' losses. Weighting the loss (not
+      // the gradients) keeps the gradients that cross processes (synchronised statistics) exact.
+      distribution::GradientReducer& reducer = parallel->reducer(vars);
+      reducer.begin_step(1.0);
+      Tensor share = ops::multiply(loss, weight);
+      grads = reducer.finish(tape.gradient(share, sources, reducer.ready_fn()));
+    } else {
+      grads = tape.gradient(loss, sources);
+    }
   }
   st.optimizer->apply(grads, vars);
   update_metrics(y, y_pred, sw);
   return collect_metrics();
 }
 
-void Model::test_step(const TensorList& x, const TensorList& y, const Tensor& sw) {
+void Model::test_step(const TensorList& x_global, const TensorList& y_global, const Tensor& sw_global) {
   NoGradGuard no_grad;
+  TensorList x = x_global, y = y_global;
+  Tensor sw = sw_global;
+  if (DataParallelRun* parallel = train_->parallel.get()) {
+    // Evaluation has no collectives inside a step, so a process may take no rows.
+    auto [lo, hi] = distribution::shard_range(x[0].dim(0), parallel->rank(), parallel->comm().size());
+    if (lo == hi) return;
+    x = rows(x, lo, hi);
+    y = rows(y, lo, hi);
+    sw = optional_rows(sw, lo, hi);
+  }
   TensorList y_pred = (*this)(x, CallArgs{.training = false});
   compute_loss(y, y_pred, sw, true);
   update_metrics(y, y_pred, sw);
@@ -173,7 +204,9 @@ History Model::fit(const TensorList& x_all, const TensorList& y_all, const FitOp
   check_steps(*this, "fit", "steps_per_epoch", o.steps_per_epoch);
   auto validation = validation_batches(*this, val, o);
   // One shuffle seed per fit, drawn from the global generator: set_random_seed reproduces it.
-  TensorBatches train(x, y, sw, o.batch_size, o.shuffle, global_generator().next_seed(), o.steps_per_epoch);
+  // Under data parallelism every process walks process 0's order.
+  TensorBatches train(x, y, sw, o.batch_size, o.shuffle, DataParallelRun::agree_seed(global_generator().next_seed()),
+                      o.steps_per_epoch);
   return fit_loop(train, validation.get(), o);
 }
 
@@ -197,9 +230,20 @@ History Model::fit(const data::Dataset& dataset, const FitOptions& o) {
 History Model::fit_loop(BatchSource& train, BatchSource* validation, const FitOptions& o) {
   instrumentation::StepScope step_scope;  // the loop's steps end with it
   if (o.epochs < 0) fail<ValueError>(model_where(*this) + " fit", "epochs >= 0", std::to_string(o.epochs));
+  ParallelScope parallel(*this, train_->parallel, model_where(*this) + " fit");
+  if (!parallel.run) return fit_epochs(train, validation, o);
+  try {
+    return fit_epochs(train, validation, o);
+  } catch (const std::exception& e) {
+    parallel.run->abort_job("fit", e);
+  }
+}
+
+History Model::fit_epochs(BatchSource& train, BatchSource* validation, const FitOptions& o) {
   auto history = std::make_shared<History>();
   CallbackList callbacks(o.callbacks);
   if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
+  if (train_->parallel && train_->parallel->rank() != 0) callbacks.drop_chief_only();
   callbacks.add(history);
   callbacks.set_model(this);
   callbacks.set_params({{"epochs", o.epochs}, {"steps", static_cast<double>(train.steps())}, {"verbose", o.verbose}});
@@ -227,6 +271,7 @@ History Model::fit_loop(BatchSource& train, BatchSource* validation, const FitOp
       std::fprintf(stderr, "%s fit: your input ran out of data; interrupting training.\n", model_where(*this).c_str());
       stop_training = true;
     }
+    if (train_->parallel) train_->parallel->average_non_trainable(*this);
     epoch_logs = collect_metrics();
     if (validation) {
       // Keras runs validation through evaluate with the fit callbacks: test hooks fire.
@@ -241,6 +286,8 @@ History Model::fit_loop(BatchSource& train, BatchSource* validation, const FitOp
 
 Logs Model::run_test_loop(BatchSource& batches, CallbackList& callbacks, int verbose) {
   instrumentation::StepScope step_scope;  // the loop's steps end with it
+  ParallelScope parallel(*this, train_->parallel, model_where(*this) + " evaluate");
+  if (train_->parallel && train_->parallel->rank() != 0) callbacks.drop_chief_only();
   if (verbose >= 0) {  // verbose -1: inside fit, whose params (epochs, steps) stay in force
     callbacks.set_model(this);
     callbacks.set_params({{"steps", static_cast<double>(batches.steps())}, {"verbose", verbose}});
