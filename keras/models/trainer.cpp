@@ -312,6 +312,8 @@ TensorList Model::run_predict_loop(BatchSource& batches, const PredictOptions& o
   instrumentation::StepScope step_scope;  // the loop's steps end with it
   CallbackList callbacks(o.callbacks);
   if (o.verbose) callbacks.add(std::make_shared<ProgbarLogger>(o.verbose));
+  // Every process predicts every row; one progress bar is enough.
+  if (auto d = distribution::distribution(); d && d->process_id() != 0) callbacks.drop_chief_only();
   callbacks.set_model(this);
   callbacks.set_params({{"steps", static_cast<double>(batches.steps())}, {"verbose", o.verbose}});
   callbacks.on_predict_begin({});
