@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -213,6 +214,9 @@ void start(const std::string& logdir) {
     session->id = g_session_id.load() + 1;
     session->trace.logdir = logdir;
     session->trace.start_ns = now_ns();
+    session->trace.start_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count();
     session->trace.run = run_name_now();
     session->trace.host = host_name();
     g_session = std::move(session);

@@ -3,8 +3,9 @@
 // where known), every eager layer call, the steps of fit/evaluate/predict with their phases, the
 // waits for the next batch, the time of each callback, and the allocators' bytes per step. stop()
 // writes it all as a Chrome trace (Perfetto UI, chrome://tracing) where TensorBoard's profile
-// plugin looks for runs:
+// plugin looks for runs, and beside it as the XSpace the current plugin reads:
 //   <logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<hostname>.trace.json.gz
+//   <logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<hostname>.xplane.pb
 //
 //   keras::profiler::start("logs");
 //   model.fit(x, y, {.epochs = 1, .steps_per_epoch = 2});
@@ -80,8 +81,9 @@ struct Trace {
   std::string logdir;
   std::string run;           // the run directory's name under plugins/profile
   std::string host;
-  std::string path;          // the written file
-  int64_t start_ns = 0, end_ns = 0;
+  std::string path;          // the written Chrome trace (<host>.xplane.pb lies beside it)
+  int64_t start_ns = 0, end_ns = 0;  // steady clock
+  int64_t start_unix_ns = 0;         // the start on the system clock (Unix epoch)
   std::vector<Event> events;          // in recording order (ends, per thread)
   std::vector<MemorySample> memory;   // in time order
   std::map<int64_t, std::string> thread_names;

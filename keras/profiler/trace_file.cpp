@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "backend/errors.h"
+#include "keras/profiler/xplane_file.h"
 #include "keras/utils/file_util.h"
 
 namespace keras::profiler {
@@ -224,6 +225,7 @@ std::string write_trace(const Trace& trace) {
                   "Check the logdir passed to profiler::start.");
   const fs::path file = dir / (trace.host + ".trace.json.gz");
   write_file_atomic(file.string(), gzip_compress(trace_json(trace)));
+  write_file_atomic((dir / (trace.host + ".xplane.pb")).string(), xspace_bytes(trace));
   return file.string();
 }
 

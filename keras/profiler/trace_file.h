@@ -16,8 +16,9 @@ namespace keras::profiler {
 
 // The JSON document of `trace` (uncompressed).
 std::string trace_json(const Trace& trace);
-// Writes trace_json, gzip-compressed, under trace.logdir and returns the file's path. A run
-// directory that exists already (two profiles within a second) gets a "_2", "_3", ... suffix.
+// Writes trace_json, gzip-compressed, under trace.logdir and returns the file's path; writes the
+// same events as <host>.xplane.pb beside it (xplane_file.h). A run directory that exists already
+// (two profiles within a second) gets a "_2", "_3", ... suffix.
 // IOError naming the path when a directory or the file cannot be written.
 std::string write_trace(const Trace& trace);
 

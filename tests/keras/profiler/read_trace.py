@@ -2,7 +2,7 @@
 """Reads a profiler trace as its viewers and TensorBoard's profile plugin would, and checks it.
 
     read_trace.py check TRACE.json.gz LAYER_PATH...   ->  JSON report on stdout
-    read_trace.py plugin LOGDIR                       ->  {"runs": {RUN: [FILE, ...]}} on stdout
+    read_trace.py plugin LOGDIR [LAYER_PATH...]       ->  {"runs": {RUN: {...}}} on stdout
 
 check: gunzips and parses the file with the standard gzip and json modules, then checks the
 Chrome trace event format (the JSON Object Format: traceEvents, displayTimeUnit; complete events
@@ -11,8 +11,12 @@ forward ops ran under it (args.layer) and each of its ops lies inside a step eve
 thread. Any violation exits 1 with the reason on stderr. The report counts what it found.
 
 plugin: lists the profile runs of LOGDIR with the real profile plugin's own discovery
-(xprof / tensorboard-plugin-profile: ProfilePlugin.generate_runs and _run_dir), and the files of
-each run directory. Exits 77 when the plugin cannot be imported, so a caller can skip.
+(xprof / tensorboard-plugin-profile: ProfilePlugin.generate_runs and _run_dir), the files of
+each run directory and the tools the plugin offers for it (generate_tools_of_run, which reads the
+.xplane.pb); with LAYER_PATHs it also converts each run's .xplane.pb to the trace viewer's events
+with the plugin's own converter (raw_to_tool_data.xspace_to_tool_data) and applies the checks of
+`check` to them (report under "trace_viewer"). Exits 77 when the plugin cannot be imported, so a
+caller can skip.
 """
 import gzip
 import json
@@ -28,6 +32,12 @@ def fail(message):
 def check(path, layer_paths):
     with gzip.open(path, "rt", encoding="utf-8") as f:
         doc = json.load(f)
+    return check_doc(path, doc, layer_paths, chrome=True)
+
+
+def check_doc(path, doc, layer_paths, chrome):
+    """chrome: our own file (categories in cat, memory counters); else the plugin's conversion
+    of the .xplane.pb (categories in args.category, no counters)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         fail(f"{path}: expected an object with a traceEvents list, got {type(doc).__name__}")
     if doc.get("displayTimeUnit") not in ("ms", "ns"):
@@ -35,8 +45,12 @@ def check(path, layer_paths):
     events = doc["traceEvents"]
     complete, counters, thread_names = [], [], {}
     for e in events:
+        if not chrome and e == {}:
+            continue  # the converter closes its list with an empty object
         ph = e.get("ph")
         if ph == "X":
+            if not chrome:
+                e["cat"] = e.setdefault("args", {}).get("category", "")
             for key, kind in (("ts", (int, float)), ("dur", (int, float)), ("pid", int), ("tid", int),
                               ("name", str), ("cat", str), ("args", dict)):
                 if not isinstance(e.get(key), kind):
@@ -89,7 +103,7 @@ def check(path, layer_paths):
                            "op_names": sorted({e["name"] for e in mine}),
                            "flops": sum(e["args"].get("flops", 0) for e in mine)}
     memory = [e for e in counters if e["name"].startswith("memory ")]
-    if not memory:
+    if chrome and not memory:
         fail("no memory counter events")
     return {
         "steps": sorted([[s["args"]["mode"], s["args"]["step"]] for s in steps]),
@@ -98,15 +112,16 @@ def check(path, layer_paths):
         "layers": per_layer,
         "categories": sorted({e["cat"] for e in complete}),
         "memory_counters": len(memory),
-        "memory_keys": sorted(memory[0]["args"].keys()),
+        "memory_keys": sorted(memory[0]["args"].keys()) if memory else [],
         "threads": len(thread_names),
     }
 
 
-def plugin(logdir):
+def plugin(logdir, layer_paths):
     try:
         import types
         from xprof import profile_plugin
+        from xprof.convert import raw_to_tool_data
     except Exception as exc:  # ImportError, or a broken install
         print(f"the profile plugin (xprof / tensorboard-plugin-profile) is not importable: {exc!r}", file=sys.stderr)
         sys.exit(77)
@@ -116,14 +131,23 @@ def plugin(logdir):
     runs = {}
     for run in p.generate_runs():
         run_dir = p._run_dir(run)
-        runs[run] = {"dir": str(run_dir), "files": sorted(os.listdir(run_dir))}
+        files = sorted(os.listdir(run_dir))  # before the plugin caches its tool list there
+        entry = {"dir": str(run_dir), "files": files, "tools": sorted(p.generate_tools_of_run(run, run_dir))}
+        xplanes = [os.path.join(run_dir, f) for f in files if f.endswith(".xplane.pb")]
+        if layer_paths and xplanes:
+            data, _ = raw_to_tool_data.xspace_to_tool_data(xplanes, "trace_viewer", {})
+            if not data:
+                fail(f"{run}: the plugin converted {xplanes} to no trace viewer data")
+            text = data.decode() if isinstance(data, bytes) else data
+            entry["trace_viewer"] = check_doc(xplanes[0], json.loads(text), layer_paths, chrome=False)
+        runs[run] = entry
     return {"runs": runs}
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "check":
         print(json.dumps(check(sys.argv[2], sys.argv[3:])))
-    elif len(sys.argv) == 3 and sys.argv[1] == "plugin":
-        print(json.dumps(plugin(sys.argv[2])))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "plugin":
+        print(json.dumps(plugin(sys.argv[2], sys.argv[3:])))
     else:
         fail(__doc__)

@@ -234,21 +234,39 @@ TEST(Profiler, TheFileReadsBackWithPythonsJsonAndNestsEveryLayersOpsUnderItsStep
   EXPECT_EQ(report["memory_keys"], nlohmann::json::parse(R"(["cached_bytes", "current_bytes", "peak_bytes"])"));
 }
 
-TEST(Profiler, TensorBoardsProfilePluginFindsTheRun) {
+TEST(Profiler, TensorBoardsProfilePluginFindsTheRunAndConvertsItsXplane) {
   TempDir dir("plugin");
   std::string file;
-  profile_two_steps(dir.path, file);
+  auto model = profile_two_steps(dir.path, file);
+  std::vector<std::string> args = {"plugin", dir.path.string()};
+  const std::vector<std::string> paths = layer_paths(*model);
+  for (const auto& p : paths)
+    if (!p.ends_with("flatten")) args.push_back(p);
   std::string skip;
   const std::string out = test_support::run_python_file(
-      (fs::path(KERAS_SOURCE_DIR) / "tests/keras/profiler/read_trace.py").string(), {"plugin", dir.path.string()},
-      skip);
+      (fs::path(KERAS_SOURCE_DIR) / "tests/keras/profiler/read_trace.py").string(), args, skip);
   if (!skip.empty()) GTEST_SKIP() << skip;
   ASSERT_FALSE(out.empty());
   const auto report = nlohmann::json::parse(out);
   const std::string run = profiler::last_trace().run;
   ASSERT_TRUE(report["runs"].contains(run)) << report.dump();
-  EXPECT_EQ(report["runs"][run]["dir"], fs::path(file).parent_path().string());
-  EXPECT_EQ(report["runs"][run]["files"], nlohmann::json::array({fs::path(file).filename().string()}));
+  const auto& r = report["runs"][run];
+  EXPECT_EQ(r["dir"], fs::path(file).parent_path().string());
+  const std::string host = profiler::host_name();
+  EXPECT_EQ(r["files"], nlohmann::json::array({host + ".trace.json.gz", host + ".xplane.pb"}));
+  EXPECT_TRUE(std::find(r["tools"].begin(), r["tools"].end(), "trace_viewer@") != r["tools"].end()) << r["tools"];
+  // The plugin's own conversion of the .xplane.pb to the trace viewer: two steps, every layer's
+  // forward and backward ops inside them.
+  const auto& tv = r["trace_viewer"];
+  EXPECT_EQ(tv["steps"].size(), 2u) << tv.dump();
+  EXPECT_EQ(tv["ops"], tv["ops_in_steps"]);
+  for (const auto& p : paths) {
+    if (p.ends_with("flatten")) continue;
+    SCOPED_TRACE(p);
+    EXPECT_EQ(tv["layers"][p]["layer_events"], 2);
+    EXPECT_GE(tv["layers"][p]["forward"].get<int>(), 2);
+    EXPECT_GE(tv["layers"][p]["gradient"].get<int>(), 2);
+  }
 }
 
 TEST(Profiler, SummaryTableGivesEachLayerItsTimeShareAndFlopRate) {
