@@ -123,7 +123,7 @@ std::string xspace_bytes(const Trace& trace) {
         if (e.flops > 0) w.real("flops", e.flops);
         break;
       case EventKind::layer:
-        w.str("layer", e.layer_path);
+        w.str("path", e.layer_path);
         w.str("class", e.layer_class);
         w.num("bytes_allocated", e.bytes_allocated);
         break;

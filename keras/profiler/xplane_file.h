@@ -6,8 +6,8 @@
 // One plane "/host:CPU" with a line per thread (id = the OS thread id, named as the thread), an
 // event per recorded op, layer call, step, phase, data wait and callback hook (offsets in
 // picoseconds from the line's timestamp, the profile's start in Unix nanoseconds), and string or
-// integer stats: layer, phase, forward_op, input_shapes, dtype, bytes_allocated, flops, class,
-// mode, epoch, step, category. The encoding is the protobuf wire format of
+// integer stats as the Chrome trace's args: layer, phase, forward_op, input_shapes, dtype,
+// bytes_allocated, flops (ops); path, class (layers); mode, epoch, step (steps); category. The encoding is the protobuf wire format of
 // tsl/profiler/protobuf/xplane.proto, written by hand (the library has no protobuf dependency).
 #pragma once
 #include <string>
