@@ -33,15 +33,21 @@ double median(std::vector<double> v) {
 }
 
 // Nanoseconds per call of a tiny op (a 4-element add: the kernel is nearly free, so what remains
-// is the framework's per-op path), the fastest of 5 repeats of `n` calls.
-double ns_per_small_op(int n) {
+// is the framework's per-op path) with the profiler off and on: the fastest of 7 alternated
+// repeats of `n` calls each.
+std::pair<double, double> ns_per_small_op(int n, const std::filesystem::path& logdir) {
   const k::Tensor a = k::Tensor::ones({4}), b = k::Tensor::ones({4});
-  double best = 1e30;
-  for (int r = 0; r < 5; ++r)
-    best = std::min(best, seconds_of([&] {
-      for (int i = 0; i < n; ++i) k::ops::add(a, b);
-    }));
-  return 1e9 * best / n;
+  auto calls = [&] {
+    for (int i = 0; i < n; ++i) k::ops::add(a, b);
+  };
+  double off = 1e30, on = 1e30;
+  for (int r = 0; r < 7; ++r) {
+    off = std::min(off, seconds_of(calls));
+    k::profiler::start(logdir.string());
+    on = std::min(on, seconds_of(calls));
+    k::profiler::stop();
+  }
+  return {1e9 * off / n, 1e9 * on / n};
 }
 
 }  // namespace
@@ -80,11 +86,7 @@ int run_profile_overhead(const Workload& w, int rounds, int steps) {
   }
   // The recording cost of one op, apart from any kernel time (steadier than the epoch ratio on
   // a busy machine): a tiny op with the profiler off, then on.
-  const int n = 20000;
-  const double op_off = ns_per_small_op(n);
-  k::profiler::start(logdir.string());
-  const double op_on = ns_per_small_op(n);
-  k::profiler::stop();
+  const auto [op_off, op_on] = ns_per_small_op(20000, logdir);
   std::filesystem::remove_all(logdir);
   const double m_off = median(off), m_on = median(on);
   nlohmann::json out = {{"workload", w.name},
