@@ -321,6 +321,34 @@ TEST(Profiler, OpsOfOtherThreadsCarryTheirThreadAndName) {
   EXPECT_TRUE(t.thread_names.count(worker_tid));
 }
 
+TEST(Profiler, ADatasetPipelinesWaitsAndItsMapWorkersOpsAreRecorded) {
+  TempDir dir("pipeline");
+  auto model = small_cnn();
+  auto [x, y] = cnn_data(4 * kBatch);
+  // The map runs an op on the pipeline's worker threads, for every element.
+  auto ds = data::Dataset::from_tensor_slices({x, y})
+                .map([](const data::Element& e) { return data::Element{ops::multiply(e[0], 0.5), e[1]}; }, 2)
+                .batch(kBatch);
+  profiler::start(dir.path.string());
+  model->fit(ds, {.epochs = 1, .verbose = 0});
+  profiler::stop();
+  const auto& t = profiler::last_trace();
+  const auto steps = select(t, EventKind::step);
+  ASSERT_EQ(steps.size(), 4u);
+  const auto waits = select(t, EventKind::data_wait);
+  EXPECT_EQ(waits.size(), 5u);  // four batches, then the end of the data
+  for (const Event* w : waits) {
+    EXPECT_EQ(w->tid, steps[0]->tid);  // the loop waits on its own thread, outside the steps
+    EXPECT_EQ(enclosing_step(t, *w), nullptr);
+  }
+  std::set<int64_t> map_threads;
+  for (const Event& e : t.events)
+    if (e.kind == EventKind::op && e.name == "multiply_scalar" && e.layer_path.empty() && e.tid != steps[0]->tid)
+      map_threads.insert(e.tid);
+  EXPECT_FALSE(map_threads.empty()) << "the map's multiply ops, on its worker threads";
+  for (int64_t tid : map_threads) EXPECT_TRUE(t.thread_names.count(tid)) << tid;
+}
+
 TEST(Profiler, OffRecordsNothingAndWritesNothing) {
   TempDir dir("off");
   // Another profile, stopped: what runs after it adds no event and no file.
@@ -335,7 +363,7 @@ TEST(Profiler, OffRecordsNothingAndWritesNothing) {
   EXPECT_FALSE(instrumentation::active());  // the profiler's observer is detached
   size_t files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(dir.path)) files += entry.is_regular_file();
-  EXPECT_EQ(files, 1u) << "only the stopped profile's " << file;
+  EXPECT_EQ(files, 2u) << "only the stopped profile's trace and xplane beside " << file;
 }
 
 TEST(Profiler, TraceJsonEscapesNamesAndKeepsNanoseconds) {
