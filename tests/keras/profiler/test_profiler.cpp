@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -364,6 +365,24 @@ TEST(Profiler, OffRecordsNothingAndWritesNothing) {
   size_t files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(dir.path)) files += entry.is_regular_file();
   EXPECT_EQ(files, 2u) << "only the stopped profile's trace and xplane beside " << file;
+}
+
+TEST(Profiler, AnUnwritableLogdirFailsStopWithAnIOErrorAndKeepsTheRecording) {
+  TempDir dir("unwritable");
+  fs::create_directories(dir.path);
+  const fs::path blocker = dir.path / "a_file";
+  { std::ofstream(blocker) << "not a directory"; }
+  profiler::start(blocker.string());
+  ops::add(Tensor::ones({2}), Tensor::ones({2}));
+  try {
+    profiler::stop();
+    ADD_FAILURE() << "stop into a file";
+  } catch (const IOError& e) {
+    EXPECT_NE(std::string(e.what()).find(blocker.string()), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(profiler::running());
+  EXPECT_FALSE(profiler::last_trace().events.empty());
+  EXPECT_TRUE(profiler::last_trace().path.empty());
 }
 
 TEST(Profiler, TraceJsonEscapesNamesAndKeepsNanoseconds) {
