@@ -4,7 +4,6 @@
 // trace's writing (stop) is timed apart, since it happens once per profile, not per step. On a
 // busy machine the epoch ratio is noisy; the cost of recording one op, measured on a tiny op
 // whose kernel is nearly free, times the events per epoch, bounds the overhead more steadily.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
