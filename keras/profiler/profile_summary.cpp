@@ -18,9 +18,13 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+// "15.9 G", "3.20 M": three significant digits with an SI prefix.
 std::string rate(double flops_per_second) {
   if (flops_per_second <= 0) return "-";
-  return fixed(flops_per_second / 1e9, flops_per_second >= 1e10 ? 1 : 2) + " G";
+  const char* prefix[] = {"", " k", " M", " G", " T"};
+  int p = 0;
+  while (flops_per_second >= 1000 && p < 4) flops_per_second /= 1000, ++p;
+  return fixed(flops_per_second, flops_per_second >= 100 ? 0 : flops_per_second >= 10 ? 1 : 2) + prefix[p];
 }
 
 // Display width of UTF-8 text.
