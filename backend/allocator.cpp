@@ -1,20 +1,24 @@
 #include "backend/allocator.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "backend/errors.h"
+#include "backend/memory_stats.h"
 
 namespace keras {
 namespace {
 
 // Caching CPU allocator: freed blocks are kept by exact size (training steps repeat the same
-// sizes), up to a byte budget; beyond it blocks go back to the system.
-class CpuAllocator final : public Allocator {
+// sizes), up to a byte budget; beyond it blocks go back to the system. Its byte statistics are
+// kept under the same lock as the cache.
+class CpuAllocator final : public Allocator, public MemoryStatsSource {
  public:
   CpuAllocator() {
     const char* env = std::getenv("KERAS_CPU_CACHE_MB");
@@ -28,6 +32,10 @@ class CpuAllocator final : public Allocator {
     {
       std::lock_guard lock(mutex_);
       in_use_ += size;
+      peak_ = std::max(peak_, in_use_);
+      window_peak_ = std::max(window_peak_, in_use_);
+      ++allocations_;
+      allocated_bytes_ += size;
       auto it = free_.find(size);
       if (it != free_.end() && !it->second.empty()) {
         void* p = it->second.back();
@@ -43,6 +51,8 @@ class CpuAllocator final : public Allocator {
       if (!p) {
         std::lock_guard lock(mutex_);
         in_use_ -= size;
+        --allocations_;
+        allocated_bytes_ -= size;
         throw std::bad_alloc();
       }
     }
@@ -74,16 +84,36 @@ class CpuAllocator final : public Allocator {
     return in_use_;
   }
 
+  MemoryStats stats(int) const override {
+    std::lock_guard lock(mutex_);
+    return {in_use_, peak_, cached_, allocations_, allocated_bytes_};
+  }
+
+  void reset_peak(int) override {
+    std::lock_guard lock(mutex_);
+    peak_ = in_use_;
+  }
+
+  size_t take_window_peak(int) override {
+    std::lock_guard lock(mutex_);
+    return std::exchange(window_peak_, in_use_);
+  }
+
  private:
   static size_t round_up(size_t bytes) { return bytes == 0 ? 64 : (bytes + 63) / 64 * 64; }
   mutable std::mutex mutex_;
   std::unordered_map<size_t, std::vector<void*>> free_;
-  size_t cached_ = 0, in_use_ = 0, budget_ = 0;
+  size_t cached_ = 0, in_use_ = 0, budget_ = 0, peak_ = 0, window_peak_ = 0;
+  uint64_t allocations_ = 0, allocated_bytes_ = 0;
 };
 
 std::array<Allocator*, kNumDeviceKinds>& allocators() {
   // Never destroyed: tensors held by other statics may be released after main returns.
-  static CpuAllocator* cpu = new CpuAllocator;
+  static CpuAllocator* cpu = [] {
+    auto* a = new CpuAllocator;
+    register_memory_stats(DeviceKind::cpu, a);
+    return a;
+  }();
   static std::array<Allocator*, kNumDeviceKinds> table = {cpu, nullptr};
   return table;
 }
@@ -100,7 +130,10 @@ Allocator& allocator_for(DeviceKind kind) {
 
 void register_allocator(DeviceKind kind, Allocator* allocator) { allocators()[static_cast<int>(kind)] = allocator; }
 
-Storage::Storage(size_t n, Device d) : bytes(n), device(d) { data = allocator_for(d.kind).allocate(n, d); }
+Storage::Storage(size_t n, Device d) : bytes(n), device(d) {
+  data = allocator_for(d.kind).allocate(n, d);
+  detail::count_thread_allocation(n);
+}
 
 Storage::~Storage() {
   if (data) allocator_for(device.kind).deallocate(data, bytes, device);

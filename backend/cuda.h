@@ -23,6 +23,7 @@ std::string unavailable_reason();
 // counts the cudaMalloc calls, so a steady training step leaves it unchanged.
 struct AllocatorStats {
   size_t bytes_in_use = 0;    // handed out to live storages (rounded to the size class)
+  size_t peak_bytes_in_use = 0;  // the most bytes_in_use has been (keras::reset_peak_memory restarts it)
   size_t bytes_cached = 0;    // freed blocks kept for reuse
   uint64_t device_mallocs = 0;
   uint64_t cache_hits = 0;    // allocations served from the cache

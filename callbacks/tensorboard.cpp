@@ -1,11 +1,13 @@
 #include "callbacks/tensorboard.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <utility>
 #include <vector>
 
 #include "backend/errors.h"
 #include "keras/models/model.h"
+#include "keras/profiler/profiler.h"
 #include "optimizers/optimizer.h"
 
 namespace keras::callbacks {
@@ -23,6 +25,33 @@ UpdateFreq::UpdateFreq(int batches) : batches_(batches) {
   if (batches < 1)
     fail<ValueError>("TensorBoard update_freq", "\"epoch\", \"batch\" or a number of batches >= 1",
                      std::to_string(batches));
+}
+
+namespace {
+[[noreturn]] void bad_profile_batch(const std::string& got) {
+  fail<ValueError>("TensorBoard profile_batch",
+                   "a non-negative integer or a pair (start, stop) of positive integers with start <= stop", got,
+                   "A pair profiles batches start..stop; 0 disables profiling.");
+}
+}  // namespace
+
+ProfileBatch::ProfileBatch(int batch) : start_(batch), stop_(batch) {
+  if (batch < 0) bad_profile_batch(std::to_string(batch));
+}
+
+ProfileBatch::ProfileBatch(int start, int stop) : start_(start), stop_(stop) {
+  if (start < 1 || stop < start) bad_profile_batch("(" + std::to_string(start) + ", " + std::to_string(stop) + ")");
+}
+
+ProfileBatch::ProfileBatch(const char* text) {
+  const std::string s = text ? text : "";
+  int a = 0, b = 0, used = 0;
+  if (std::sscanf(s.c_str(), "%d,%d%n", &a, &b, &used) == 2 && used == static_cast<int>(s.size()))
+    *this = ProfileBatch(a, b);
+  else if (std::sscanf(s.c_str(), "%d%n", &a, &used) == 1 && used == static_cast<int>(s.size()))
+    *this = ProfileBatch(a);
+  else
+    bad_profile_batch("\"" + s + "\"");
 }
 
 TensorBoardImpl::TensorBoardImpl(TensorBoardOptions options) : options_(std::move(options)) {
@@ -67,15 +96,37 @@ void TensorBoardImpl::on_train_begin(const Logs&) {
   train_writer();
 }
 
-void TensorBoardImpl::on_train_end(const Logs&) { close_writers(); }
+void TensorBoardImpl::on_train_end(const Logs&) {
+  if (tracing_) stop_trace();  // the fit ended before `stop`
+  close_writers();
+}
 
-void TensorBoardImpl::on_train_batch_begin(int, const Logs&) { ++global_train_batch_; }
+void TensorBoardImpl::on_train_batch_begin(int, const Logs&) {
+  ++global_train_batch_;
+  const ProfileBatch& p = options_.profile_batch;
+  if (!p.enabled() || global_train_batch_ != p.start()) return;
+  // As Keras: a profile someone else runs is left alone (and not stopped here).
+  if (profiler::running()) {
+    std::fprintf(stderr, "TensorBoard: profile_batch: a profile is already running; batches %d-%d are not profiled "
+                 "separately.\n", p.start(), p.stop());
+    return;
+  }
+  profiler::start((std::filesystem::path(options_.log_dir) / "train").string());
+  tracing_ = true;
+}
+
+void TensorBoardImpl::stop_trace() {
+  tracing_ = false;
+  profile_path_ = profiler::stop();
+}
 
 void TensorBoardImpl::on_train_batch_end(int, const Logs& logs) {
   const int64_t every = options_.update_freq.batches();
-  if (every == 0 || global_train_batch_ % every != 0) return;
-  auto& w = train_writer();
-  for (const auto& [name, value] : logs.items()) w.add_scalar("batch_" + name, value, global_train_batch_);
+  if (every != 0 && global_train_batch_ % every == 0) {
+    auto& w = train_writer();
+    for (const auto& [name, value] : logs.items()) w.add_scalar("batch_" + name, value, global_train_batch_);
+  }
+  if (tracing_ && global_train_batch_ >= options_.profile_batch.stop()) stop_trace();
 }
 
 void TensorBoardImpl::on_test_end(const Logs& logs) {

@@ -11,6 +11,11 @@
 //
 //   model.fit(x, y, {.epochs = 5, .callbacks = {keras::callbacks::TensorBoard({.log_dir = "logs"})}});
 //
+// profile_batch = N profiles the N-th batch, {start, stop} batches start..stop (1-based, counted
+// over the whole fit, as Keras counts them), 0 = off: keras::profiler runs from
+// on_train_batch_begin of `start` to on_train_batch_end of `stop` and writes its trace to
+// <log_dir>/train/plugins/profile/<run>/<host>.trace.json.gz (profile_file()).
+//
 // Each fit opens new files (one per run) and closes them when training ends, as Keras does.
 // Unlike Keras 3, whose record_if captures the step by value and so logs every batch,
 // update_freq = N really writes every N-th batch (the documented behaviour).
@@ -36,11 +41,27 @@ struct UpdateFreq {
   int64_t batches_ = 0;
 };
 
+// The batches to profile: N (that batch only), {start, stop} (inclusive) or Keras's legacy text
+// "start,stop"; 0 = none. ValueError for a negative N, or a pair that is not positive with
+// start <= stop.
+struct ProfileBatch {
+  ProfileBatch(int batch = 0);
+  ProfileBatch(int start, int stop);
+  ProfileBatch(const char* text);
+  bool enabled() const { return start_ > 0; }
+  int start() const { return start_; }
+  int stop() const { return stop_; }
+
+ private:
+  int start_ = 0, stop_ = 0;
+};
+
 struct TensorBoardOptions {
   std::string log_dir = "logs";
   int histogram_freq = 0;   // epochs between weight histograms; 0 = none
   bool write_graph = true;  // accepted for Keras parity; no graph is written
   UpdateFreq update_freq = "epoch";
+  ProfileBatch profile_batch = 0;
 };
 
 class TensorBoardImpl : public Callback {
@@ -53,6 +74,8 @@ class TensorBoardImpl : public Callback {
   // Paths of the event files of the current (or last) run; empty before one was opened.
   std::string train_event_file() const;
   std::string validation_event_file() const;
+  // The trace of the last profile_batch range; empty before one was written.
+  std::string profile_file() const { return profile_path_; }
 
   void on_train_begin(const Logs& logs) override;
   void on_train_end(const Logs& logs) override;
@@ -66,11 +89,14 @@ class TensorBoardImpl : public Callback {
   tfevents::EventFileWriter& val_writer();
   void log_weights(int epoch);
   void close_writers();
+  void stop_trace();
 
   TensorBoardOptions options_;
   std::unique_ptr<tfevents::EventFileWriter> train_, val_;
   std::string train_path_, val_path_;
   int64_t global_train_batch_ = 0;
+  bool tracing_ = false;  // this callback started the running profile
+  std::string profile_path_;
 };
 
 // The Keras spelling: `callbacks::TensorBoard({.log_dir = "logs", .histogram_freq = 1})`.

@@ -19,17 +19,18 @@ set(allowed_losses backend losses)
 set(allowed_metrics backend losses metrics)
 set(allowed_optimizers backend optimizers)
 set(allowed_keras/utils backend keras/utils)
+set(allowed_keras/profiler backend keras/utils keras/profiler)
 set(allowed_keras/data backend keras/utils keras/data)
 set(allowed_keras/datasets backend keras/utils keras/data keras/datasets)
 set(allowed_keras/distribute backend keras/utils keras/distribute)
-set(allowed_keras/models backend layers losses metrics optimizers keras/utils keras/data keras/distribute keras/models)
+set(allowed_keras/models backend layers losses metrics optimizers keras/utils keras/profiler keras/data keras/distribute keras/models)
 set(allowed_keras/saving ${allowed_keras/models} keras/saving)
 set(allowed_keras/debugging ${allowed_keras/models} keras/debugging)
 set(allowed_keras/applications ${allowed_keras/saving} keras/applications)
 set(allowed_callbacks ${allowed_keras/saving} callbacks)
 set(allowed_keras ${allowed_callbacks} keras/datasets keras/applications keras/debugging)
 set(folders
-  keras/utils keras/data keras/datasets keras/distribute keras/models keras/saving keras/applications keras/debugging
+  keras/utils keras/profiler keras/data keras/datasets keras/distribute keras/models keras/saving keras/applications keras/debugging
   backend layers losses metrics optimizers callbacks keras)
 
 # The table folder a relative path ("keras/saving/hdf5/hdf5.h") belongs to, or "" for none.

@@ -41,11 +41,17 @@ done
 # those tests skip with a message.
 install_test_references() {
   local venv="$root/.venv"
-  "$venv/bin/python3" -c "import tensorboard, h5py" 2>/dev/null && return 0
-  # A half-made environment (no pip) is made again.
-  { "$venv/bin/python3" -m pip --version >/dev/null 2>&1 || /usr/bin/python3 -m venv --clear "$venv"; } &&
-    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check tensorboard h5py ||
-    echo "setup.sh: warning: the test references (tensorboard, h5py) are not installed in $venv; their tests will skip"
+  if ! "$venv/bin/python3" -c "import tensorboard, h5py" 2>/dev/null; then
+    # A half-made environment (no pip) is made again.
+    { "$venv/bin/python3" -m pip --version >/dev/null 2>&1 || /usr/bin/python3 -m venv --clear "$venv"; } &&
+      "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check tensorboard h5py ||
+      echo "setup.sh: warning: the test references (tensorboard, h5py) are not installed in $venv; their tests will skip"
+  fi
+  # TensorBoard's profile plugin (xprof) reads the profiler's traces back; apart, so that a
+  # failure here leaves the others in place.
+  "$venv/bin/python3" -c "import xprof.profile_plugin" 2>/dev/null ||
+    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check tensorboard-plugin-profile ||
+    echo "setup.sh: warning: tensorboard-plugin-profile is not installed in $venv; the profiler's plugin checks will skip"
 }
 
 if ((${#missing[@]} == 0)); then

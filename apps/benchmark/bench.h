@@ -66,6 +66,11 @@ int run_worker(const Workload& workload, const TimingOptions& timing, const std:
 // finding where a step's time goes; run it under `perf record` for the kernels.
 int run_breakdown(const Workload& workload, int steps, const std::string& mode);
 
+// The hidden `--profile-overhead ROUNDS` mode: a training epoch of `steps` batches with
+// keras::profiler off and on, alternated ROUNDS times; prints the profile's summary table and ONE
+// JSON line with the median epoch times, their ratio, the events per epoch and the trace's size.
+int run_profile_overhead(const Workload& workload, int rounds, int steps);
+
 // Attainable FP32 FMA throughput with `threads` threads (best of a few short runs), in
 // GFLOP/s; `isa` receives "avx512", "avx2" or "none" (0 is returned for "none").
 double measure_fma_peak_gflops(int threads, double seconds, std::string& isa);

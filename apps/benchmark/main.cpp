@@ -58,6 +58,8 @@ struct Options {
   bool worker = false;
   int breakdown_steps = 0;
   bool check_numerics = false;  // our side runs with keras::debugging check-numerics on
+  int profile_rounds = 0;
+  int profile_steps = 20;
 };
 
 const char* kUsage =
@@ -68,6 +70,8 @@ const char* kUsage =
     "                 [--config stock|openblas|openblas-skx|tuned] [--side both|ours|torch]\n"
     "                 [--omp-wait-policy passive|active] [--peak-seconds S] [--check-numerics]\n"
     "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step and its kernels per op, ours only)\n"
+    "       benchmark [--workload W] --profile-overhead ROUNDS [--profile-steps N]   (a training epoch of N\n"
+    "                 batches (default 20) with keras::profiler off and on, alternated ROUNDS times, ours only)\n"
     "Runs our framework and PyTorch (torch_bench.py) interleaved, --rounds times each, and\n"
     "reports medians, ratios ours/torch, train GFLOP/s against the measured FMA peak and each\n"
     "side's peak RSS. --mode picks what is timed; default: the workload's (both, except\n"
@@ -115,6 +119,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--worker") o.worker = true;
     else if (a == "--breakdown") o.breakdown_steps = static_cast<int>(number(i, 1));
     else if (a == "--check-numerics") o.check_numerics = true;  // our worker: KERAS_CHECK_NUMERICS=1
+    else if (a == "--profile-overhead") o.profile_rounds = static_cast<int>(number(i, 1));
+    else if (a == "--profile-steps") o.profile_steps = static_cast<int>(number(i, 1));
     else if (a == "-h" || a == "--help") std::printf("%s%s\n", kUsage, default_bench_dir().c_str()), std::exit(0);
     else usage_error("unknown argument '" + a + "'");
   }
@@ -415,6 +421,7 @@ int main(int argc, char** argv) {
     if (o.mode.empty()) o.mode = w.mode;
     if (o.worker) return bench::run_worker(w, o.timing, o.mode);
     if (o.breakdown_steps > 0) return bench::run_breakdown(w, o.breakdown_steps, o.mode);
+    if (o.profile_rounds > 0) return bench::run_profile_overhead(w, o.profile_rounds, o.profile_steps);
     return run_driver(o, w);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "benchmark: %s\n", e.what());

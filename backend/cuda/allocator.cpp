@@ -6,16 +6,19 @@
 // cudaMalloc. Reuse is safe without events because every op of a device runs on that device's
 // one stream (runtime.h): the next user of a block is queued after the last one. Managed memory
 // is never used. On cudaMalloc failure the device's cache is returned and the call retried once.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "backend/allocator.h"
 #include "backend/cuda.h"
 #include "backend/cuda/runtime.h"
+#include "backend/memory_stats.h"
 #include "backend/tensor.h"
 
 namespace keras::cuda {
@@ -33,9 +36,19 @@ size_t size_class(size_t bytes) {
 struct DevicePool {
   std::unordered_map<size_t, std::vector<void*>> free;
   AllocatorStats stats;
+  uint64_t allocations = 0, allocated_bytes = 0;
+  size_t window_peak = 0;  // the profiler's per-step peak (MemoryStatsSource::take_window_peak)
+
+  void count_allocation(size_t size) {
+    stats.bytes_in_use += size;
+    stats.peak_bytes_in_use = std::max(stats.peak_bytes_in_use, stats.bytes_in_use);
+    window_peak = std::max(window_peak, stats.bytes_in_use);
+    ++allocations;
+    allocated_bytes += size;
+  }
 };
 
-class CudaAllocator final : public Allocator {
+class CudaAllocator final : public Allocator, public MemoryStatsSource {
  public:
   void* allocate(size_t bytes, Device device) override {
     size_t size = size_class(bytes);
@@ -48,7 +61,7 @@ class CudaAllocator final : public Allocator {
         void* p = it->second.back();
         it->second.pop_back();
         pool.stats.bytes_cached -= size;
-        pool.stats.bytes_in_use += size;
+        pool.count_allocation(size);
         ++pool.stats.cache_hits;
         return p;
       }
@@ -68,7 +81,7 @@ class CudaAllocator final : public Allocator {
     check(status, "cudaMalloc");
     std::lock_guard lock(mutex_);
     DevicePool& pool = pool_at(d);
-    pool.stats.bytes_in_use += size;
+    pool.count_allocation(size);
     ++pool.stats.device_mallocs;
     return p;
   }
@@ -93,10 +106,29 @@ class CudaAllocator final : public Allocator {
     return total;
   }
 
-  AllocatorStats stats(int device) const {
+  AllocatorStats cuda_stats(int device) const {
     std::lock_guard lock(mutex_);
     if (device < 0 || device >= kMaxDevices) return {};
     return pools_[static_cast<size_t>(device)].stats;
+  }
+
+  MemoryStats stats(int device) const override {
+    std::lock_guard lock(mutex_);
+    if (device < 0 || device >= kMaxDevices) return {};
+    const DevicePool& p = pools_[static_cast<size_t>(device)];
+    return {p.stats.bytes_in_use, p.stats.peak_bytes_in_use, p.stats.bytes_cached, p.allocations, p.allocated_bytes};
+  }
+
+  void reset_peak(int device) override {
+    std::lock_guard lock(mutex_);
+    DevicePool& p = pool_at(device);
+    p.stats.peak_bytes_in_use = p.stats.bytes_in_use;
+  }
+
+  size_t take_window_peak(int device) override {
+    std::lock_guard lock(mutex_);
+    DevicePool& p = pool_at(device);
+    return std::exchange(p.window_peak, p.stats.bytes_in_use);
   }
 
  private:
@@ -177,6 +209,7 @@ void device_to_device(const Tensor& src, Tensor& dst) {
 struct Registration {
   Registration() {
     register_allocator(DeviceKind::cuda, &allocator());
+    register_memory_stats(DeviceKind::cuda, &allocator());
     register_device_copy(DeviceKind::cpu, DeviceKind::cuda, host_to_device);
     register_device_copy(DeviceKind::cuda, DeviceKind::cpu, device_to_host);
     register_device_copy(DeviceKind::cuda, DeviceKind::cuda, device_to_device);
@@ -185,7 +218,7 @@ struct Registration {
 
 }  // namespace
 
-AllocatorStats allocator_stats(int device) { return allocator().stats(device); }
+AllocatorStats allocator_stats(int device) { return allocator().cuda_stats(device); }
 void empty_cache() { allocator().empty_cache(); }
 
 }  // namespace keras::cuda

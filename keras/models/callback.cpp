@@ -1,6 +1,7 @@
 #include "keras/models/callback.h"
 
 #include "backend/errors.h"
+#include "keras/profiler/profiler.h"
 
 namespace keras {
 
@@ -31,6 +32,13 @@ double Logs::at(const std::string& key) const {
 #define KERAS_FAN_OUT(call) \
   for (auto& cb : callbacks_) cb->call
 
+// The hooks: each callback's time is a span of a running profile ("ModelCheckpoint.on_epoch_end").
+#define KERAS_FAN_OUT_TIMED(hook, args)                   \
+  for (auto& cb : callbacks_) {                           \
+    profiler::CallbackSpan span(typeid(*cb), #hook);      \
+    cb->hook args;                                        \
+  }
+
 void CallbackList::set_model(Model* model) {
   Callback::set_model(model);
   KERAS_FAN_OUT(set_model(model));
@@ -39,21 +47,22 @@ void CallbackList::set_params(const std::map<std::string, double>& params) {
   Callback::set_params(params);
   KERAS_FAN_OUT(set_params(params));
 }
-void CallbackList::on_train_begin(const Logs& l) { KERAS_FAN_OUT(on_train_begin(l)); }
-void CallbackList::on_train_end(const Logs& l) { KERAS_FAN_OUT(on_train_end(l)); }
-void CallbackList::on_epoch_begin(int e, const Logs& l) { KERAS_FAN_OUT(on_epoch_begin(e, l)); }
-void CallbackList::on_epoch_end(int e, Logs& l) { KERAS_FAN_OUT(on_epoch_end(e, l)); }
-void CallbackList::on_train_batch_begin(int b, const Logs& l) { KERAS_FAN_OUT(on_train_batch_begin(b, l)); }
-void CallbackList::on_train_batch_end(int b, const Logs& l) { KERAS_FAN_OUT(on_train_batch_end(b, l)); }
-void CallbackList::on_test_begin(const Logs& l) { KERAS_FAN_OUT(on_test_begin(l)); }
-void CallbackList::on_test_end(const Logs& l) { KERAS_FAN_OUT(on_test_end(l)); }
-void CallbackList::on_test_batch_begin(int b, const Logs& l) { KERAS_FAN_OUT(on_test_batch_begin(b, l)); }
-void CallbackList::on_test_batch_end(int b, const Logs& l) { KERAS_FAN_OUT(on_test_batch_end(b, l)); }
-void CallbackList::on_predict_begin(const Logs& l) { KERAS_FAN_OUT(on_predict_begin(l)); }
-void CallbackList::on_predict_end(const Logs& l) { KERAS_FAN_OUT(on_predict_end(l)); }
-void CallbackList::on_predict_batch_begin(int b, const Logs& l) { KERAS_FAN_OUT(on_predict_batch_begin(b, l)); }
-void CallbackList::on_predict_batch_end(int b, const Logs& l) { KERAS_FAN_OUT(on_predict_batch_end(b, l)); }
+void CallbackList::on_train_begin(const Logs& l) { KERAS_FAN_OUT_TIMED(on_train_begin, (l)); }
+void CallbackList::on_train_end(const Logs& l) { KERAS_FAN_OUT_TIMED(on_train_end, (l)); }
+void CallbackList::on_epoch_begin(int e, const Logs& l) { KERAS_FAN_OUT_TIMED(on_epoch_begin, (e, l)); }
+void CallbackList::on_epoch_end(int e, Logs& l) { KERAS_FAN_OUT_TIMED(on_epoch_end, (e, l)); }
+void CallbackList::on_train_batch_begin(int b, const Logs& l) { KERAS_FAN_OUT_TIMED(on_train_batch_begin, (b, l)); }
+void CallbackList::on_train_batch_end(int b, const Logs& l) { KERAS_FAN_OUT_TIMED(on_train_batch_end, (b, l)); }
+void CallbackList::on_test_begin(const Logs& l) { KERAS_FAN_OUT_TIMED(on_test_begin, (l)); }
+void CallbackList::on_test_end(const Logs& l) { KERAS_FAN_OUT_TIMED(on_test_end, (l)); }
+void CallbackList::on_test_batch_begin(int b, const Logs& l) { KERAS_FAN_OUT_TIMED(on_test_batch_begin, (b, l)); }
+void CallbackList::on_test_batch_end(int b, const Logs& l) { KERAS_FAN_OUT_TIMED(on_test_batch_end, (b, l)); }
+void CallbackList::on_predict_begin(const Logs& l) { KERAS_FAN_OUT_TIMED(on_predict_begin, (l)); }
+void CallbackList::on_predict_end(const Logs& l) { KERAS_FAN_OUT_TIMED(on_predict_end, (l)); }
+void CallbackList::on_predict_batch_begin(int b, const Logs& l) { KERAS_FAN_OUT_TIMED(on_predict_batch_begin, (b, l)); }
+void CallbackList::on_predict_batch_end(int b, const Logs& l) { KERAS_FAN_OUT_TIMED(on_predict_batch_end, (b, l)); }
 #undef KERAS_FAN_OUT
+#undef KERAS_FAN_OUT_TIMED
 
 void History::on_train_begin(const Logs&) {
   history_.clear();

@@ -13,6 +13,7 @@
 #include "keras/models/batch_source.h"
 #include "keras/models/progbar.h"
 #include "keras/models/train_state.h"
+#include "keras/profiler/profiler.h"
 
 namespace keras {
 
@@ -37,6 +38,12 @@ int64_t check_data(const Model& m, const char* fn, const TensorList& x, const Te
   if (sw.defined()) check(sw, "sample_weight");
   if (n == 0) fail<ValueError>(where, "at least one sample", "an empty dataset");
   return n;
+}
+
+// The next batch, the wait for it shown in a running profile.
+std::optional<BatchData> next_batch(BatchSource& batches) {
+  profiler::Span wait(profiler::EventKind::data_wait, "data_wait");
+  return batches.next();
 }
 
 void check_batch_size(const Model& m, const char* fn, int64_t batch_size) {
@@ -138,10 +145,19 @@ Logs Model::train_step(const TensorList& x_global, const TensorList& y_global, c
   for (const auto& v : vars) sources.push_back(v.value());
   TensorList y_pred, grads;
   st.last_train_x = x;
+  using profiler::EventKind;
   {
     GradientTape tape;
-    y_pred = (*this)(x, CallArgs{.training = true});
-    Tensor loss = compute_loss(y, y_pred, sw, true);
+    {
+      profiler::Span span(EventKind::phase, "forward");
+      y_pred = (*this)(x, CallArgs{.training = true});
+    }
+    Tensor loss;
+    {
+      profiler::Span span(EventKind::phase, "loss");
+      loss = compute_loss(y, y_pred, sw, true);
+    }
+    profiler::Span span(EventKind::phase, "backward");
     if (parallel) {
       // The global loss is the row-weighted sum of the processes' losses. Weighting the loss (not
       // the gradients) keeps the gradients that cross processes (synchronised statistics) exact.
@@ -153,7 +169,11 @@ Logs Model::train_step(const TensorList& x_global, const TensorList& y_global, c
       grads = tape.gradient(loss, sources);
     }
   }
-  st.optimizer->apply(grads, vars);
+  {
+    profiler::Span span(EventKind::phase, "optimizer");
+    st.optimizer->apply(grads, vars);
+  }
+  profiler::Span span(EventKind::phase, "metrics");
   update_metrics(y, y_pred, sw);
   return collect_metrics();
 }
@@ -260,9 +280,10 @@ History Model::fit_epochs(BatchSource& train, BatchSource* validation, const Fit
     train.begin_epoch(epoch);
     int step = 0;
     while (!stop_training) {
-      auto batch = train.next();
+      auto batch = next_batch(train);
       if (!batch) break;
       if (instrumentation::active()) instrumentation::set_step({"train", epoch, step});
+      profiler::StepSpan step_span("train", epoch, step);
       callbacks.on_train_batch_begin(step, {});
       Logs logs = train_step(batch->x, batch->y, batch->sample_weight);
       callbacks.on_train_batch_end(step++, logs);
@@ -296,8 +317,9 @@ Logs Model::run_test_loop(BatchSource& batches, CallbackList& callbacks, int ver
   callbacks.on_test_begin({});
   batches.begin_epoch(0);
   int step = 0;
-  while (auto batch = batches.next()) {
+  while (auto batch = next_batch(batches)) {
     if (instrumentation::active()) instrumentation::set_step({"test", -1, step});
+    profiler::StepSpan step_span("test", -1, step);
     callbacks.on_test_batch_begin(step, {});
     test_step(batch->x, batch->y, batch->sample_weight);
     callbacks.on_test_batch_end(step++, collect_metrics());
@@ -320,8 +342,9 @@ TensorList Model::run_predict_loop(BatchSource& batches, const PredictOptions& o
   std::vector<TensorList> parts;  // per output
   batches.begin_epoch(0);
   int step = 0;
-  while (auto batch = batches.next()) {
+  while (auto batch = next_batch(batches)) {
     if (instrumentation::active()) instrumentation::set_step({"predict", -1, step});
+    profiler::StepSpan step_span("predict", -1, step);
     callbacks.on_predict_batch_begin(step, {});
     TensorList out = predict_on_batch(batch->x);
     parts.resize(out.size());
