@@ -50,8 +50,8 @@ struct RNNOptions {
   std::string dtype = "float32";
 };
 
-// Weights: the cell's. Input: rank 3 with a known feature extent (ShapeError otherwise, or when
-// it changes after building). ValueError for a missing cell or a wrong initial_state count.
+// Weights: the cell's. Input: rank 3 (rank 2 + the cell's step_rank()) with a known feature
+// extent (ShapeError otherwise, or when it changes after building). ValueError for a missing cell or a wrong initial_state count.
 class RNNImpl : public Layer, public KeyedSublayers {
  public:
   explicit RNNImpl(RNNOptions options);
@@ -93,7 +93,7 @@ class RNNImpl : public Layer, public KeyedSublayers {
   // The per-timestep loop: every call runs through here. A fused kernel (oneDNN RNN) replaces
   // this body where it supports the cell and the arguments.
   SequenceResult run_sequence(const Tensor& sequences, TensorList states, const Tensor& mask, bool training);
-  TensorList initial_states_for(const TensorList& given, int64_t batch);
+  TensorList initial_states_for(const TensorList& given, const Shape& step, DType dtype);
 
   RNNCellPtr cell_;
   SequenceArgs args_;
