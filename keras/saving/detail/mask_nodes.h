@@ -9,9 +9,10 @@
 // compute_mask) gives its output the same mask tensor. Without the kwarg a reloaded model runs
 // that layer unmasked (GlobalAveragePooling1D then averages the padding too).
 //
-// Masks whose Keras computation is not modelled here (Concatenate's, Attention's, a nested
-// model's) are written as null, so those layers get no mask in Keras; model_from_config ignores
-// recorded masks either way (masks propagate by themselves here).
+// Masks whose Keras computation is not modelled here (Concatenate's, a nested model's) are written
+// as null, so the layers after them get no mask in Keras; Attention's (Keras: ConvertToTensor of
+// the query's) is written as the query's mask itself. model_from_config ignores recorded masks
+// either way (masks propagate by themselves here).
 #pragma once
 #include <functional>
 #include <map>
