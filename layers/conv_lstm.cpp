@@ -50,6 +50,7 @@ ConvLSTMCellOptions cell_options(int rank, const ConvLSTMOptions& o) {
   c.seed = o.seed;
   c.trainable = o.trainable;
   c.dtype = o.dtype;
+  check_conv_lstm_cell_options(where, c);  // errors name the layer, not its cell
   return c;
 }
 

@@ -69,27 +69,30 @@ bool any_above_one(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-ConvLSTMCellImpl::ConvLSTMCellImpl(ConvLSTMCellOptions o) : RNNCell(config::base_options(o)), options_(std::move(o)) {
-  const std::string w = where();
-  const int rank = options_.rank;
+void check_conv_lstm_cell_options(const std::string& w, const ConvLSTMCellOptions& o) {
+  const int rank = o.rank;
   if (rank < 1 || rank > 3) fail<ValueError>(w, "rank 1, 2 or 3", std::to_string(rank));
-  conv::check_filters(w, options_.filters);
-  check_sizes(w, "kernel_size", options_.kernel_size, rank);
-  check_sizes(w, "strides", options_.strides, rank);
-  check_sizes(w, "dilation_rate", options_.dilation_rate, rank);
-  if (options_.padding != "valid" && options_.padding != "same")
-    fail<ValueError>(w, "padding 'valid' or 'same'", "'" + options_.padding + "'");
-  if (options_.data_format != "channels_last" && options_.data_format != "channels_first")
-    fail<ValueError>(w, "data_format 'channels_last' or 'channels_first'", "'" + options_.data_format + "'");
-  if (any_above_one(options_.strides) && any_above_one(options_.dilation_rate))
+  conv::check_filters(w, o.filters);
+  check_sizes(w, "kernel_size", o.kernel_size, rank);
+  check_sizes(w, "strides", o.strides, rank);
+  check_sizes(w, "dilation_rate", o.dilation_rate, rank);
+  if (o.padding != "valid" && o.padding != "same")
+    fail<ValueError>(w, "padding 'valid' or 'same'", "'" + o.padding + "'");
+  if (o.data_format != "channels_last" && o.data_format != "channels_first")
+    fail<ValueError>(w, "data_format 'channels_last' or 'channels_first'", "'" + o.data_format + "'");
+  if (any_above_one(o.strides) && any_above_one(o.dilation_rate))
     fail<ValueError>(w, "strides = 1 when dilation_rate > 1",
-                     "strides " + json(options_.strides).dump() + " and dilation_rate " + json(options_.dilation_rate).dump(),
+                     "strides " + json(o.strides).dump() + " and dilation_rate " + json(o.dilation_rate).dump(),
                      "Keras does not combine strides > 1 with dilation.");
-  if (!ops::is_activation(options_.recurrent_activation))
-    fail<ValueError>(w, "a known recurrent_activation", "'" + options_.recurrent_activation + "'");
-  config::check_weight_args(w, options_, config::recurrent_weights<ConvLSTMCellOptions>());
-  for (double rate : {options_.dropout, options_.recurrent_dropout})
+  if (!ops::is_activation(o.recurrent_activation))
+    fail<ValueError>(w, "a known recurrent_activation", "'" + o.recurrent_activation + "'");
+  config::check_weight_args(w, o, config::recurrent_weights<ConvLSTMCellOptions>());
+  for (double rate : {o.dropout, o.recurrent_dropout})
     if (!(rate >= 0.0 && rate <= 1.0)) fail<ValueError>(w, "dropout and recurrent_dropout in [0, 1]", std::to_string(rate));
+}
+
+ConvLSTMCellImpl::ConvLSTMCellImpl(ConvLSTMCellOptions o) : RNNCell(config::base_options(o)), options_(std::move(o)) {
+  check_conv_lstm_cell_options(where(), options_);
 }
 
 int64_t ConvLSTMCellImpl::step_features(const Shape& step) const {

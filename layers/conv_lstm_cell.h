@@ -49,9 +49,13 @@ struct ConvLSTMCellOptions {
   std::string dtype = "float32";
 };
 
+// The construction checks of the cell (ValueError naming `where`): rank 1-3, filters >= 1, sizes
+// of `rank` positive values, padding, data_format, strides with dilation, activations and
+// initializers, dropout rates in [0, 1].
+void check_conv_lstm_cell_options(const std::string& where, const ConvLSTMCellOptions& options);
+
 // Weights: kernel (kernel_size..., channels, 4*filters), recurrent_kernel (kernel_size...,
-// filters, 4*filters), bias (4*filters,) when use_bias (unit_forget_bias: ones on f). ValueError
-// at construction for a bad option (naming the cell and the option).
+// filters, 4*filters), bias (4*filters,) when use_bias (unit_forget_bias: ones on f).
 class ConvLSTMCellImpl : public RNNCell {
  public:
   explicit ConvLSTMCellImpl(ConvLSTMCellOptions options);
