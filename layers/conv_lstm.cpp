@@ -78,6 +78,15 @@ ConvLSTMImpl::ConvLSTMImpl(int rank, ConvLSTMOptions o)
       rank_(rank),
       options_(std::move(o)) {}
 
+void ConvLSTMImpl::validate_input(const std::vector<Shape>& shapes) const {
+  RNNImpl::validate_input(shapes);
+  const auto& cell = static_cast<const ConvLSTMCellImpl&>(*this->cell()).options();
+  Shape step = shapes[0];
+  step.erase(step.begin() + 1);
+  const Shape cl = conv::channels_last_input(where(), {step}, rank_, cell.data_format);
+  conv::output_extents(where(), cl, cell.kernel_size, cell.strides, cell.dilation_rate, cell.padding);
+}
+
 json ConvLSTMImpl::get_config() const {
   const auto& cell = static_cast<const ConvLSTMCellImpl&>(*this->cell()).options();
   json c = sequence_config();

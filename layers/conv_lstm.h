@@ -77,6 +77,8 @@ class ConvLSTMImpl : public RNNImpl {
   ConvLSTMImpl(int rank, ConvLSTMOptions options);
   std::string class_name() const override { return "ConvLSTM" + std::to_string(rank_) + "D"; }
   json get_config() const override;
+  // The RNN's checks, then a kernel no larger than the padded step (ShapeError naming the layer).
+  void validate_input(const std::vector<Shape>& input_shapes) const override;
   const ConvLSTMOptions& options() const { return options_; }
   int rank() const { return rank_; }
 
