@@ -190,6 +190,25 @@ def build_conv_lstm3d(K):
     return K.Model(x_in, out, name="conv_lstm3d")
 
 
+def build_masked_series(K):
+    L = K.layers
+    x_in = K.Input(shape=(5, 3), name="series")
+    x = L.Masking(0.0, name="masking")(x_in)
+    x = L.LSTM(4, return_sequences=True, name="lstm")(x)
+    x = L.Add(name="res")([x, L.Dense(4, name="skip")(x)])
+    x = L.GlobalAveragePooling1D(name="pool")(x)
+    out = L.Dense(2, name="head")(x)
+    return K.Model(x_in, out, name="masked_series")
+
+
+def padded_series(rng, shape):
+    """Float sequences whose padded steps are all zeros: one row padded at the end, one at the start."""
+    x = floats(rng, shape)
+    x[0, -2:] = 0.0
+    x[1, :1] = 0.0
+    return x
+
+
 def tokens(rng, vocab, length):
     """Token ids with padding zeros: one row padded at the end, one at the start, one full."""
     ids = rng.integers(1, vocab, size=(BATCH, length)).astype(np.int32)
@@ -222,6 +241,9 @@ MODELS = {
     "keyword_layers": dict(build=build_keyword_layers, inputs=lambda r: [floats(r, (4,)), floats(r, (4,))],
                            desc="custom layers called with keyword tensors, a list keyword, options and two"
                                 " positional tensors; Add; Dense(3)"),
+    "masked_series": dict(build=build_masked_series, inputs=lambda r: [padded_series(r, (5, 3))],
+                          desc="Masking(0.0) -> LSTM(4, return_sequences) -> Add with Dense(4) ->"
+                               " GlobalAveragePooling1D -> Dense(2); zero-padded steps"),
     "conv_lstm2d_forecaster": dict(build=build_conv_lstm2d_forecaster, inputs=lambda r: [floats(r, (4, 6, 6, 2))],
                                    desc="ConvLSTM2D(3, 3, same, return_sequences) -> ConvLSTM2D(2, (2, 3), strides (2, 1),"
                                         " no bias, go_backwards) -> Conv2D(1, 1): the next frame of 4"),
