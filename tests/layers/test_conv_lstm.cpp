@@ -21,12 +21,12 @@ namespace L = keras::layers;
 TEST(ConvLSTMHarness, ConvLSTM2DSameSequencesAndStates) {
   run_layer_harness({.name = "ConvLSTM2D same, return_sequences, return_state",
                      .make = [] {
-                       return LayerPtr(L::ConvLSTM2D({.filters = 2, .kernel_size = 3, .padding = "same",
+                       return LayerPtr(L::ConvLSTM2D({.filters = 1, .kernel_size = {2, 3}, .padding = "same",
                                                       .return_sequences = true, .return_state = true}));
                      },
                      .input_shape = {2, 3, 4, 4, 2},
-                     .weight_shapes = {{3, 3, 2, 8}, {3, 3, 2, 8}, {8}},
-                     .gradcheck_input_shape = {1, 2, 3, 3, 1}});
+                     .weight_shapes = {{2, 3, 2, 4}, {2, 3, 1, 4}, {4}},
+                     .gradcheck_input_shape = {1, 2, 2, 2, 1}});
 }
 
 TEST(ConvLSTMHarness, ConvLSTM1DStridedBackwardsNoBias) {
