@@ -32,11 +32,11 @@ TEST(ConvLSTMHarness, ConvLSTM2DSameSequencesAndStates) {
 TEST(ConvLSTMHarness, ConvLSTM1DStridedBackwardsNoBias) {
   run_layer_harness({.name = "ConvLSTM1D strides 2, go_backwards, no bias",
                      .make = [] {
-                       return LayerPtr(L::ConvLSTM1D({.filters = 2, .kernel_size = 2, .strides = 2, .use_bias = false,
+                       return LayerPtr(L::ConvLSTM1D({.filters = 1, .kernel_size = 2, .strides = 2, .use_bias = false,
                                                       .go_backwards = true}));
                      },
                      .input_shape = {2, 3, 6, 2},
-                     .weight_shapes = {{2, 2, 8}, {2, 2, 8}},
+                     .weight_shapes = {{2, 2, 4}, {2, 1, 4}},
                      .gradcheck_input_shape = {1, 2, 4, 1}});
 }
 
@@ -54,11 +54,11 @@ TEST(ConvLSTMHarness, ConvLSTM3DSame) {
 TEST(ConvLSTMHarness, ConvLSTM2DChannelsFirstDilated) {
   run_layer_harness({.name = "ConvLSTM2D channels_first, dilation 2",
                      .make = [] {
-                       return LayerPtr(L::ConvLSTM2D({.filters = 2, .kernel_size = 2, .data_format = "channels_first",
+                       return LayerPtr(L::ConvLSTM2D({.filters = 1, .kernel_size = 2, .data_format = "channels_first",
                                                       .dilation_rate = 2, .return_state = true}));
                      },
                      .input_shape = {2, 3, 1, 5, 5},
-                     .weight_shapes = {{2, 2, 1, 8}, {2, 2, 2, 8}, {8}},
+                     .weight_shapes = {{2, 2, 1, 4}, {2, 2, 1, 4}, {4}},
                      .gradcheck_input_shape = {1, 2, 1, 3, 3}});
 }
 

@@ -90,7 +90,7 @@ const std::vector<LayerCase>& layer_cases() {
       {"RNN", {{"cell", {{"class_name", "GRUCell"}, {"config", {{"units", 2}}}}}, {"return_sequences", true}}, {{4, 3}}},
       {"Bidirectional", {{"layer", {{"class_name", "LSTM"}, {"config", {{"units", 2}}}}}, {"merge_mode", "sum"}}, {{4, 3}}},
       {"TimeDistributed", {{"layer", {{"class_name", "Dense"}, {"config", {{"units", 2}}}}}}, {{4, 3}}},
-      {"ConvLSTM1D", {{"filters", 2}, {"kernel_size", 2}, {"strides", 2}, {"return_state", true}}, {{3, 6, 2}}},
+      {"ConvLSTM1D", {{"filters", 2}, {"kernel_size", 2}, {"strides", 2}, {"use_bias", false}}, {{3, 6, 2}}},
       {"ConvLSTM2D", {{"filters", 2}, {"kernel_size", {2, 3}}, {"padding", "same"}, {"return_sequences", true}},
        {{3, 4, 4, 1}}},
       {"ConvLSTM3D", {{"filters", 1}, {"kernel_size", 2}, {"dilation_rate", {1, 2, 1}}, {"go_backwards", true}},
