@@ -106,6 +106,19 @@ TEST(ConvLSTMSemantics, StatefulHalvesEqualOneCall) {
   EXPECT_EQ(halves->states()[0].shape(), (Shape{2, 2, 2, 2}));
 }
 
+// channels_first is channels_last on transposed steps (the same weights).
+TEST(ConvLSTMSemantics, ChannelsFirstMatchesChannelsLast) {
+  auto last = L::ConvLSTM2D({.filters = 2, .kernel_size = {2, 3}, .strides = {1, 2}, .return_sequences = true});
+  auto first = L::ConvLSTM2D({.filters = 2, .kernel_size = {2, 3}, .strides = {1, 2}, .data_format = "channels_first",
+                              .return_sequences = true});
+  Tensor x = random::normal({2, 3, 4, 5, 3}, 0.0, 1.0, 9);  // (batch, time, rows, cols, channels)
+  Tensor want = last(TensorList{x})[0];
+  first(TensorList{ops::transpose(x, {0, 1, 4, 2, 3})});
+  first->set_weights(last->get_weights());
+  Tensor got = first(TensorList{ops::transpose(x, {0, 1, 4, 2, 3})})[0];
+  expect_close(ops::transpose(got, {0, 1, 3, 4, 2}), want, "channels_first");
+}
+
 // An initial state has the output's step shape; the wrong one names the expected shape.
 TEST(ConvLSTMSemantics, InitialStateShapes) {
   auto layer = L::ConvLSTM2D({.filters = 2, .kernel_size = 3, .strides = 2});
