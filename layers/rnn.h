@@ -5,7 +5,8 @@
 // "initial_state" per state), [sequences, state...]. call_with_state() packs that call.
 // Outputs: the last output (batch, units), or every output (batch, time, units) with
 // return_sequences; then, with return_state, the final states (batch, size) in state_size()
-// order (StackedRNNCells: every cell's states, flat).
+// order (StackedRNNCells: every cell's states, flat). A cell whose steps are images
+// (ConvLSTMCell, RNNCell::step_rank) makes these (batch, [time,] spatial..., filters).
 //
 // Semantics as Keras 3 (backend rnn):
 // - go_backwards: the sequence is read last step first; the returned sequence stays in processing
