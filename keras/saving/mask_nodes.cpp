@@ -6,6 +6,7 @@
 
 #include "keras/models/model.h"
 #include "layers/layer_config.h"
+#include "layers/concatenate.h"
 #include "layers/masking.h"
 #include "layers/merge.h"
 
@@ -55,8 +56,10 @@ int MaskNodes::compute(const KerasTensor& t) {
       Shape reduced(x.shape.begin(), x.shape.end() - 1);
       result = add("Any", "keras.src.ops.numpy", {{"axis", -1}, {"keepdims", false}}, json::array({tensor_of(ne)}), {ne},
                    &layer, reduced);
-    } else if (cls == "Concatenate" || !any) {
-      // Concatenate's mask is a chain of five operations Keras writes (not modelled).
+    } else if (!any) {
+      // Keras's compute_mask(inputs, None): none, for every other layer here.
+    } else if (auto concat = dynamic_cast<const layers::ConcatenateImpl*>(&layer)) {
+      result = concatenate(node, in, concat->options().axis, &layer);
     } else if (dynamic_cast<const layers::MergeImpl*>(&layer)) {  // logical_or of every input's mask
       if (std::all_of(in.begin(), in.end(), [](int m) { return m >= 0; })) {
         result = in[0];
@@ -86,6 +89,38 @@ int MaskNodes::compute(const KerasTensor& t) {
   }
   memo_[key] = result;
   return result;
+}
+
+int MaskNodes::concatenate(const LayerNode& node, const std::vector<int>& in, int axis, const Layer* after) {
+  // Keras's Concatenate.compute_mask: each input's mask widened to the input's shape (all true
+  // where it has none), joined along `axis`, then any over the last axis.
+  const char* numpy = "keras.src.ops.numpy";
+  json parts = json::array();
+  std::vector<int> uses;
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const KerasTensor& x = node.inputs[i];
+    int part = in[i];
+    if (part < 0) {
+      part = add("OnesLike", numpy, {{"dtype", "bool"}}, json::array({keras_tensor_(x)}), {}, after, x.shape);
+    } else if (ops_[part].shape.size() < x.shape.size()) {
+      Shape expanded = ops_[part].shape;
+      expanded.push_back(1);
+      const int e = add("ExpandDims", numpy, {{"axis", -1}}, json::array({tensor_of(part)}), {part}, after, expanded);
+      const int z = add("ZerosLike", numpy, {{"dtype", "bool"}}, json::array({keras_tensor_(x)}), {}, after, x.shape);
+      part = add("LogicalOr", numpy, json::object(), json::array({tensor_of(e), tensor_of(z)}), {e, z}, after, x.shape);
+    }
+    parts.push_back(tensor_of(part));
+    uses.push_back(part);
+    shapes.push_back(ops_[part].shape);
+  }
+  Shape joined = shapes[0];
+  const size_t at = static_cast<size_t>(axis < 0 ? axis + static_cast<int>(joined.size()) : axis);
+  for (size_t i = 1; i < shapes.size(); ++i)
+    joined[at] = joined[at] < 0 || shapes[i][at] < 0 ? -1 : joined[at] + shapes[i][at];
+  const int c = add("Concatenate", numpy, {{"axis", axis}}, json::array({parts}), uses, after, joined);
+  Shape reduced(joined.begin(), joined.end() - 1);
+  return add("Any", numpy, {{"axis", -1}, {"keepdims", false}}, json::array({tensor_of(c)}), {c}, after, reduced);
 }
 
 int MaskNodes::add(const std::string& class_name, const std::string& module, json config, json args,

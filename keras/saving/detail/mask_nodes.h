@@ -3,14 +3,15 @@
 // Keras 3 hands a layer its input's mask only through the node's `mask` kwarg, a
 // __keras_tensor__ of the operation that computed the mask: Embedding(mask_zero) records
 // NotEqual(ids, 0), Masking NotEqual(x, mask_value) then Any(axis=-1), a merge layer LogicalOr of
-// its inputs' masks (in keras/src/layers/layer.py __call__ steps 6 and 8, and each layer's
+// its inputs' masks, Concatenate OnesLike / ExpandDims, ZerosLike, LogicalOr per input, then
+// Concatenate and Any (in keras/src/layers/layer.py __call__ steps 6 and 8, and each layer's
 // compute_mask). Those operations are entries of the config's layer list like any other, written
 // only when a recorded mask uses them. A layer that passes its mask on (Keras's default
 // compute_mask) gives its output the same mask tensor. Without the kwarg a reloaded model runs
 // that layer unmasked (GlobalAveragePooling1D then averages the padding too).
 //
-// Masks whose Keras computation is not modelled here (Concatenate's, a nested model's) are written
-// as null, so the layers after them get no mask in Keras; Attention's (Keras: ConvertToTensor of
+// A nested model's mask (its inner graph's; not modelled here) is written as null, so the layers
+// after it get no mask in Keras; Attention's (Keras: ConvertToTensor of
 // the query's) is written as the query's mask itself. model_from_config ignores recorded masks
 // either way (masks propagate by themselves here).
 #pragma once
@@ -54,6 +55,8 @@ class MaskNodes {
   using Key = std::tuple<const Layer*, int, int>;  // layer, node index, tensor index
   // Index into ops_ of t's mask; -1: none.
   int compute(const KerasTensor& t);
+  // Concatenate's mask from its inputs' (`in`, -1 where none): the operations Keras records.
+  int concatenate(const LayerNode& node, const std::vector<int>& in, int axis, const Layer* after);
   int add(const std::string& class_name, const std::string& module, json config, json args,
           std::vector<int> uses, const Layer* after, Shape shape);
   json tensor_of(int op) const;

@@ -201,6 +201,19 @@ def build_masked_series(K):
     return K.Model(x_in, out, name="masked_series")
 
 
+def build_concat_masks(K):
+    L = K.layers
+    ids = K.Input(shape=(6,), dtype="int32", name="tokens")
+    masked = L.Embedding(12, 3, mask_zero=True, name="embed_masked")(ids)
+    # Both masked: with an unmasked input Keras 3's Concatenate mask is any(...) (all true),
+    # tf_keras's all(...) (the other input's mask), so the generations would disagree.
+    other = L.Embedding(12, 2, mask_zero=True, name="embed_other")(ids)
+    x = L.Concatenate(name="concat")([masked, other])
+    x = L.LSTM(4, name="lstm")(x)
+    out = L.Dense(2, name="head")(x)
+    return K.Model(ids, out, name="concat_masks")
+
+
 def padded_series(rng, shape):
     """Float sequences whose padded steps are all zeros: one row padded at the end, one at the start."""
     x = floats(rng, shape)
@@ -244,6 +257,10 @@ MODELS = {
     "masked_series": dict(build=build_masked_series, inputs=lambda r: [padded_series(r, (5, 3))],
                           desc="Masking(0.0) -> LSTM(4, return_sequences) -> Add with Dense(4) ->"
                                " GlobalAveragePooling1D -> Dense(2); zero-padded steps"),
+    "concat_masks": dict(build=build_concat_masks, inputs=lambda r: [tokens(r, 12, 6)],
+                         desc="Embedding(12, 3, mask_zero) and Embedding(12, 2, mask_zero) concatenated -> LSTM(4) ->"
+                              " Dense(2);"
+                              " padded ids"),
     "conv_lstm2d_forecaster": dict(build=build_conv_lstm2d_forecaster, inputs=lambda r: [floats(r, (4, 6, 6, 2))],
                                    desc="ConvLSTM2D(3, 3, same, return_sequences) -> ConvLSTM2D(2, (2, 3), strides (2, 1),"
                                         " no bias, go_backwards) -> Conv2D(1, 1): the next frame of 4"),
