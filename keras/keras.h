@@ -65,6 +65,7 @@
 #include "layers/conv1d.h"
 #include "layers/conv2d.h"
 #include "layers/conv2d_transpose.h"
+#include "layers/conv_lstm.h"
 #include "layers/cropping1d.h"
 #include "layers/cropping2d.h"
 #include "layers/custom_scale_layer.h"

@@ -327,6 +327,16 @@ TensorList Layer::operator()(const TensorList& xs, CallArgs args) {
       for (size_t i = 0; i < outs.size() && i < out_masks.size(); ++i)
         if (!outs[i].keras_mask().defined() && out_masks[i].defined()) outs[i].set_keras_mask(out_masks[i]);
     }
+  } else {
+    // Keras: a layer that does not support masking destroys its inputs' masks. An input returned
+    // unchanged would carry its mask on (masks live with the tensor): return a new handle.
+    for (auto& o : outs)
+      if (o.defined() && o.keras_mask().defined())
+        for (const auto& x : xs)
+          if (x.defined() && &x.impl() == &o.impl()) {
+            o = ops::reshape(o, o.shape());
+            break;
+          }
   }
   if (layer_scope) layer_scope->finished(outs);
   return outs;

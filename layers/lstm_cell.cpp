@@ -34,6 +34,10 @@ std::array<Tensor, 4> gates(const Tensor& z, int64_t units) {
 
 }  // namespace
 
+InitializerPtr unit_forget_bias_initializer(InitializerPtr base, int64_t units) {
+  return std::make_shared<UnitForgetBias>(std::move(base), units);
+}
+
 LSTMCellImpl::LSTMCellImpl(LSTMCellOptions options)
     : RNNCell(config::base_options(options)), options_(std::move(options)) {
   config::check_cell_args(where(), options_);
@@ -47,7 +51,7 @@ void LSTMCellImpl::build(const std::vector<Shape>& shapes) {
                                  options_.recurrent_regularizer.ptr(), options_.recurrent_constraint.ptr());
   if (options_.use_bias) {
     InitializerPtr init = options_.bias_initializer.ptr();
-    if (options_.unit_forget_bias) init = std::make_shared<UnitForgetBias>(init, units);
+    if (options_.unit_forget_bias) init = unit_forget_bias_initializer(init, units);
     bias_ = add_weight("bias", {4 * units}, init, true, options_.bias_regularizer.ptr(), options_.bias_constraint.ptr());
   }
 }

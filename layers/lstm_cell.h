@@ -58,6 +58,10 @@ class LSTMCellImpl : public RNNCell {
 };
 KERAS_LAYER_HANDLE(LSTMCell, LSTMCellOptions);
 
+// Keras's unit_forget_bias: an initializer of a (4*units,) bias that draws `base` for the i, c
+// and o blocks and ones for f (LSTMCell, ConvLSTMCell).
+InitializerPtr unit_forget_bias_initializer(InitializerPtr base, int64_t units);
+
 // Reads a Keras 2 or 3 LSTMCell config (unknown keys ignored).
 LSTMCellOptions lstm_cell_options_from_config(const json& config);
 

@@ -18,6 +18,13 @@ RNNCellPtr cell_of(const RNNOptions& o, const std::string& where) {
   return as_rnn_cell(o.cell, where + " cell");
 }
 
+// The shape of one step of (batch, time, ...) sequences: (batch, ...).
+Shape step_shape(const Shape& sequences) {
+  Shape step = sequences;
+  step.erase(step.begin() + 1);
+  return step;
+}
+
 // Step t of (batch, time, ...) as (batch, ...).
 Tensor time_step(const Tensor& x, int64_t t) {
   Shape begin(x.rank(), 0), size = x.shape(), step = x.shape();
@@ -39,24 +46,32 @@ RNNImpl::RNNImpl(const LayerOptions& base, RNNCellPtr cell, SequenceArgs args)
 void RNNImpl::validate_input(const std::vector<Shape>& shapes) const {
   if (shapes.empty()) fail<ShapeError>(where(), "a sequence input", "no inputs");
   const Shape& s = shapes[0];
-  if (s.size() != 3 || s[2] < 1)
-    fail<ShapeError>(where(), "sequences of shape (batch, time, features) with known features", "shape " + shape_str(s));
-  if (built() && s[2] != build_input_shapes()[0][2])
-    fail<ShapeError>(where(), "sequences with " + std::to_string(build_input_shapes()[0][2]) + " features",
+  const int rank = 2 + cell_->step_rank();
+  if (static_cast<int>(s.size()) != rank || cell_->step_features(step_shape(s)) < 1)
+    fail<ShapeError>(where(),
+                     rank == 3 ? std::string("sequences of shape (batch, time, features) with known features")
+                               : "sequences of rank " + std::to_string(rank) + " with known channels",
+                     "shape " + shape_str(s));
+  if (!built()) return;
+  const int64_t built_for = cell_->step_features(step_shape(build_input_shapes()[0]));
+  if (cell_->step_features(step_shape(s)) != built_for)
+    fail<ShapeError>(where(), "sequences with " + std::to_string(built_for) + (rank == 3 ? " features" : " channels"),
                      "shape " + shape_str(s), "The layer was built for inputs of shape " + shape_str(build_input_shapes()[0]) + ".");
 }
 
 void RNNImpl::build(const std::vector<Shape>& shapes) {
   cell_->update_paths(prefix_ + name() + "/");
-  if (!cell_->built()) cell_->ensure_built({{shapes[0][0], shapes[0][2]}});
+  if (!cell_->built()) cell_->ensure_built({step_shape(shapes[0])});
 }
 
 std::vector<Shape> RNNImpl::compute_output_shape(const std::vector<Shape>& shapes) {
   validate_input(shapes);
-  const int64_t batch = shapes[0][0], units = cell_->output_size();
-  std::vector<Shape> out{args_.return_sequences ? Shape{batch, shapes[0][1], units} : Shape{batch, units}};
+  const Shape step = step_shape(shapes[0]);
+  Shape output = cell_->step_output_shape(step);
+  if (args_.return_sequences) output.insert(output.begin() + 1, shapes[0][1]);
+  std::vector<Shape> out{output};
   if (args_.return_state)
-    for (int64_t n : cell_->state_size()) out.push_back({batch, n});
+    for (const Shape& s : cell_->state_shapes(step)) out.push_back(s);
   return out;
 }
 
@@ -66,20 +81,21 @@ TensorList RNNImpl::compute_mask(const TensorList&, const TensorList& masks) con
   return out;
 }
 
-TensorList RNNImpl::initial_states_for(const TensorList& given, int64_t batch) {
-  const auto sizes = cell_->state_size();
+TensorList RNNImpl::initial_states_for(const TensorList& given, const Shape& step, DType dtype) {
+  const int64_t batch = step[0];
+  const auto shapes = cell_->state_shapes(step);
   if (!given.empty()) {
-    if (given.size() != sizes.size())
-      fail<ValueError>(where() + " initial_state", std::to_string(sizes.size()) + " state tensor(s)",
+    if (given.size() != shapes.size())
+      fail<ValueError>(where() + " initial_state", std::to_string(shapes.size()) + " state tensor(s)",
                        std::to_string(given.size()));
-    for (size_t i = 0; i < sizes.size(); ++i)
-      if (given[i].shape() != Shape{batch, sizes[i]})
-        fail<ShapeError>(where() + " initial_state[" + std::to_string(i) + "]",
-                         "shape (" + std::to_string(batch) + ", " + std::to_string(sizes[i]) + ")", shape_str(given[i].shape()));
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if (given[i].shape() != shapes[i])
+        fail<ShapeError>(where() + " initial_state[" + std::to_string(i) + "]", "shape " + shape_str(shapes[i]),
+                         shape_str(given[i].shape()));
     return given;
   }
-  if (!args_.stateful) return cell_->initial_state(batch);
-  if (states_.empty()) states_ = cell_->initial_state(batch);
+  if (!args_.stateful) return cell_->initial_state(step, dtype);
+  if (states_.empty()) states_ = cell_->initial_state(step, dtype);
   if (states_[0].shape()[0] != batch)
     fail<ValueError>(where(), "batches of " + std::to_string(states_[0].shape()[0]) + " sequences (stateful)",
                      std::to_string(batch), "A stateful RNN keeps one state per batch entry: its first call fixes "
@@ -93,7 +109,7 @@ TensorList RNNImpl::call(const TensorList& inputs, const CallContext& ctx) {
     fail<ValueError>(where(), "one positional input (the sequences)", std::to_string(positional),
                      "Pass initial states by keyword: CallArgs{.keywords = {\"initial_state\", ...}}.");
   const Tensor& x = inputs[0];
-  TensorList states = initial_states_for(ctx.keyword(inputs, "initial_state"), x.shape()[0]);
+  TensorList states = initial_states_for(ctx.keyword(inputs, "initial_state"), step_shape(x.shape()), x.dtype());
   SequenceResult r = run_sequence(x, states, ctx.mask(0), ctx.training);
   if (args_.stateful) {
     states_.clear();
@@ -135,14 +151,22 @@ RNNImpl::SequenceResult RNNImpl::run_sequence(const Tensor& x, TensorList states
   }
   cell_->reset_dropout_masks();
   TensorList outputs;
-  Tensor previous = Tensor::zeros({batch, cell_->output_size()});
+  const Shape output_shape = cell_->step_output_shape(step_shape(x.shape()));
+  Tensor previous = Tensor::zeros(output_shape, x.dtype());
+  Shape mask_shape(output_shape.size(), 1);  // (batch, 1, ...): broadcasts over a step's output
+  mask_shape[0] = batch;
   for (int64_t k = 0; k < steps; ++k) {
     const int64_t t = args_.go_backwards ? steps - 1 - k : k;
     auto [output, next] = cell_->step(time_step(x, t), states, training);
     if (keep.defined()) {
-      Tensor m = ops::reshape(ops::slice(keep, {0, t}, {batch, 1}), {batch, 1});
-      output = ops::where(m, output, args_.zero_output_for_mask ? Tensor::zeros(output.shape()) : previous);
-      for (size_t i = 0; i < next.size(); ++i) next[i] = ops::where(m, next[i], states[i]);
+      Tensor m = ops::slice(keep, {0, t}, {batch, 1});
+      Tensor m_out = ops::reshape(m, mask_shape);
+      output = ops::where(m_out, output, args_.zero_output_for_mask ? Tensor::zeros(output.shape(), output.dtype()) : previous);
+      for (size_t i = 0; i < next.size(); ++i) {
+        Shape state_mask(next[i].rank(), 1);
+        state_mask[0] = batch;
+        next[i] = ops::where(ops::reshape(m, state_mask), next[i], states[i]);
+      }
     }
     states = std::move(next);
     previous = output;

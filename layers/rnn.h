@@ -5,7 +5,8 @@
 // "initial_state" per state), [sequences, state...]. call_with_state() packs that call.
 // Outputs: the last output (batch, units), or every output (batch, time, units) with
 // return_sequences; then, with return_state, the final states (batch, size) in state_size()
-// order (StackedRNNCells: every cell's states, flat).
+// order (StackedRNNCells: every cell's states, flat). A cell whose steps are images
+// (ConvLSTMCell, RNNCell::step_rank) makes these (batch, [time,] spatial..., filters).
 //
 // Semantics as Keras 3 (backend rnn):
 // - go_backwards: the sequence is read last step first; the returned sequence stays in processing
@@ -50,8 +51,8 @@ struct RNNOptions {
   std::string dtype = "float32";
 };
 
-// Weights: the cell's. Input: rank 3 with a known feature extent (ShapeError otherwise, or when
-// it changes after building). ValueError for a missing cell or a wrong initial_state count.
+// Weights: the cell's. Input: rank 3 (rank 2 + the cell's step_rank()) with a known feature
+// extent (ShapeError otherwise, or when it changes after building). ValueError for a missing cell or a wrong initial_state count.
 class RNNImpl : public Layer, public KeyedSublayers {
  public:
   explicit RNNImpl(RNNOptions options);
@@ -93,7 +94,7 @@ class RNNImpl : public Layer, public KeyedSublayers {
   // The per-timestep loop: every call runs through here. A fused kernel (oneDNN RNN) replaces
   // this body where it supports the cell and the arguments.
   SequenceResult run_sequence(const Tensor& sequences, TensorList states, const Tensor& mask, bool training);
-  TensorList initial_states_for(const TensorList& given, int64_t batch);
+  TensorList initial_states_for(const TensorList& given, const Shape& step, DType dtype);
 
   RNNCellPtr cell_;
   SequenceArgs args_;

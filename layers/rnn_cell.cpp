@@ -9,9 +9,17 @@ void RNNCell::reset_dropout_masks() {
   recurrent_masks_.clear();
 }
 
-TensorList RNNCell::initial_state(int64_t batch) const {
+Shape RNNCell::step_output_shape(const Shape& step) const { return {step[0], output_size()}; }
+
+std::vector<Shape> RNNCell::state_shapes(const Shape& step) const {
+  std::vector<Shape> out;
+  for (int64_t n : state_size()) out.push_back({step[0], n});
+  return out;
+}
+
+TensorList RNNCell::initial_state(const Shape& step, DType dtype) const {
   TensorList out;
-  for (int64_t n : state_size()) out.push_back(Tensor::zeros({batch, n}));
+  for (const Shape& s : state_shapes(step)) out.push_back(Tensor::zeros(s, dtype));
   return out;
 }
 

@@ -35,8 +35,18 @@ class RNNCell : public Layer {
   // x, states, mask and direction), when a whole sequence can run in that op: the built-in cells
   // with no dropout in effect. nullopt: run step() per timestep.
   virtual std::optional<ops::RnnSequenceArgs> fused_sequence(bool training) const { return std::nullopt; }
-  // Zero states for `batch`.
-  TensorList initial_state(int64_t batch) const;
+  // Cells whose step is not a (batch, features) vector (ConvLSTM: (batch, spatial..., channels))
+  // override these three; `step` is a step input's shape with the batch axis (extents may be -1).
+  // Non-batch axes of a step input (1: features).
+  virtual int step_rank() const { return 1; }
+  // The extent the weights are built for (the features, a ConvLSTM's channels); < 1: unknown.
+  virtual int64_t step_features(const Shape& step) const { return step.back(); }
+  // Shapes of the output and of each state of a step (default: (batch, output_size()) and
+  // (batch, n) per state_size() entry).
+  virtual Shape step_output_shape(const Shape& step) const;
+  virtual std::vector<Shape> state_shapes(const Shape& step) const;
+  // Zero states of `dtype` for a step input of shape `step` (concrete extents).
+  TensorList initial_state(const Shape& step, DType dtype = DType::float32) const;
 
   TensorList call(const TensorList& inputs, const CallContext& ctx) override;
   std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes) override;

@@ -49,7 +49,14 @@ std::vector<Shape> TimeDistributedImpl::compute_output_shape(const std::vector<S
 
 TensorList TimeDistributedImpl::call(const TensorList& inputs, const CallContext& ctx) {
   const Shape& s = inputs[0].shape();
-  Tensor y = (*layer_)(ops::reshape(inputs[0], merged(s)), CallArgs{.training = ctx.training});
+  CallArgs args{.training = ctx.training};
+  // Keras hands each timestep's mask to a layer whose call takes one; a (batch, time) mask has no
+  // per-step part (Keras's (batch,) slices are read by no layer), so only a mask of rank >= 3
+  // (Embedding ids of (batch, time, words)) is handed on.
+  const Tensor mask = ctx.mask(0);
+  if (mask.defined() && mask.rank() >= 3 && keras_signature(layer_->class_name()).takes_mask)
+    args.mask = {ops::reshape(mask, merged(mask.shape()))};
+  Tensor y = (*layer_)(ops::reshape(inputs[0], merged(s)), args);
   Shape out = y.shape();
   out[0] = s[1];
   out.insert(out.begin(), s[0]);

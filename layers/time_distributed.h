@@ -1,6 +1,8 @@
 // TimeDistributed (keras.layers.TimeDistributed): applies a layer to every timestep of
 // (batch, time, ...) inputs: the layer sees (batch * time, ...) and its output is reshaped to
-// (batch, time, ...). The input mask passes through unchanged, as Keras's.
+// (batch, time, ...). The input mask passes through unchanged, as Keras's, and a mask of rank >= 3
+// (batch, time, steps...) reaches a layer whose call takes a mask (RNNs, GlobalAveragePooling1D)
+// as (batch * time, steps...): each timestep's own mask.
 #pragma once
 #include "layers/layer_handle.h"
 #include "layers/nested_layer.h"

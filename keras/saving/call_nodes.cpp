@@ -153,8 +153,15 @@ std::string entry_name(const json& e) {
 bool is_operation(const json& e) {
   if (!e.is_object() || !e.contains("class_name") || !e["class_name"].is_string()) return false;
   if (e.contains("module")) return e["module"].is_string() && e["module"].get<std::string>().starts_with("keras.src.ops.");
+  // Keras 3's legacy .h5 writes no module: a class no layer registers, or one a layer shares (the
+  // Concatenate operation of Concatenate's mask) whose config lacks the "trainable" every layer
+  // config holds (SpatialDropout2D's aside, which Keras writes without it).
   const json nodes = e.value("inbound_nodes", json::array());
-  return !nodes.empty() && nodes[0].is_object() && !is_layer_registered(e["class_name"].get<std::string>());
+  if (nodes.empty() || !nodes[0].is_object()) return false;
+  const std::string cls = e["class_name"].get<std::string>();
+  if (!is_layer_registered(cls)) return true;
+  const json config = e.value("config", json::object());
+  return config.is_object() && !config.contains("trainable") && cls != "SpatialDropout2D";
 }
 
 }  // namespace

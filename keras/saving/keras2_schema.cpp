@@ -142,6 +142,8 @@ json layer_config_keras2(const std::string& cls, const json& config, const std::
       fail<ValueError>(where + " 'rms_scaling'", "false (Keras 2 has no RMS scaling)", "true",
                        "Save this model as .keras instead.");
     c.erase("rms_scaling");
+  } else if (cls == "ConvLSTM1D" || cls == "ConvLSTM2D" || cls == "ConvLSTM3D") {
+    c.erase("seed");  // tf_keras's ConvLSTM layers refuse it (it seeds their dropout masks only)
   } else if (cls == "BatchNormalization" && c.value("renorm", json(false)) == false) {
     // tf_keras writes the renorm keys only for renorm=True.
     for (const char* key : {"renorm", "renorm_clipping", "renorm_momentum"}) c.erase(key);

@@ -4,6 +4,7 @@
 #include <typeinfo>
 
 #include "keras/saving/compile_config.h"
+#include "keras/saving/detail/mask_nodes.h"
 #include "keras/saving/detail/node_kwargs.h"
 #include "keras/saving/detail/operation_nodes.h"
 #include "keras/saving/model_config.h"
@@ -109,16 +110,28 @@ class FunctionalWriter {
   explicit FunctionalWriter(const Model& model) : model_(model), nodes_(graph_nodes(model)) {}
 
   json write() const {
-    json layers = json::array();
-    for (const auto& l : model_.layers()) {
+    const std::vector<LayerPtr> all = model_.layers();
+    std::set<std::string> names;
+    for (const auto& l : all) names.insert(l->name());
+    // The operations that compute recorded masks follow the layer whose mask they compute.
+    detail::MaskNodes masks([&](const KerasTensor& t) { return keras_tensor(t); }, std::move(names));
+    std::vector<json> entries;
+    for (const auto& l : all) {
       json entry = serialize_entry(*l);
       entry["name"] = l->name();
       entry["inbound_nodes"] = json::array();
       for (const auto& [index, node] : nodes_.at(l.get())) {
         if (node->inputs.empty()) continue;  // an InputLayer's own node
-        entry["inbound_nodes"].push_back(write_node(*l, *node));
+        entry["inbound_nodes"].push_back(write_node(*l, *node, masks));
       }
-      layers.push_back(std::move(entry));
+      entries.push_back(std::move(entry));
+    }
+    const auto operations = masks.entries();
+    json layers = json::array();
+    for (size_t i = 0; i < entries.size(); ++i) {
+      layers.push_back(std::move(entries[i]));
+      if (auto it = operations.find(all[i].get()); it != operations.end())
+        for (const auto& op : it->second) layers.push_back(op);
     }
     json config = {{"name", model_.name()}, {"trainable", model_.trainable()}, {"layers", std::move(layers)},
                    {"input_layers", refs(model_.inputs())}, {"output_layers", refs(model_.outputs())}};
@@ -143,9 +156,11 @@ class FunctionalWriter {
 
   // A Keras operation takes its tensors and constants as positional arguments (Add(x, 3.0));
   // a layer's call is written by detail::keras3_node.
-  json write_node(const Layer& layer, const LayerNode& node) const {
+  json write_node(const Layer& layer, const LayerNode& node, detail::MaskNodes& masks) const {
     auto op = dynamic_cast<const layers::OpLayerImpl*>(&layer);
-    if (!op || !op->keras_call()) return detail::keras3_node(layer, node, [&](const KerasTensor& t) { return keras_tensor(t); });
+    if (!op || !op->keras_call())
+      return detail::keras3_node(layer, node, [&](const KerasTensor& t) { return keras_tensor(t); },
+                                 [&](const KerasTensor& t) { return masks.mask_of(t); });
     std::vector<json> tensors;
     for (const auto& t : node.inputs) tensors.push_back(keras_tensor(t));
     json kwargs = json::object();

@@ -21,7 +21,7 @@ DType input_dtype(const Layer& layer) {
 
 }  // namespace
 
-json recorded_kwargs(const Layer& layer, const LayerNode& node) {
+json recorded_kwargs(const Layer& layer, const LayerNode& node, const MaskWriter& mask) {
   const KerasSignature& signature = keras_signature(layer.class_name());
   json kwargs = json::object();
   if (node.args.training) kwargs["training"] = *node.args.training;
@@ -31,11 +31,20 @@ json recorded_kwargs(const Layer& layer, const LayerNode& node) {
                          (passed_kwargs || !one_tensor || node.inputs[0].dtype != input_dtype(layer));
   if (converted) return kwargs;
   if (!node.args.training && signature.training_default) kwargs["training"] = *signature.training_default;
-  if (signature.takes_mask) kwargs["mask"] = one_tensor ? json(nullptr) : json(json::array_t(node.inputs.size()));
+  if (signature.takes_mask) {
+    auto mask_of = [&](const KerasTensor& t) { return mask ? mask(t) : json(nullptr); };
+    if (one_tensor) {
+      kwargs["mask"] = mask_of(node.inputs[0]);
+    } else {
+      kwargs["mask"] = json::array();
+      for (const auto& t : node.inputs) kwargs["mask"].push_back(mask_of(t));
+    }
+  }
   return kwargs;
 }
 
-json keras3_node(const Layer& layer, const LayerNode& node, const std::function<json(const KerasTensor&)>& keras_tensor) {
+json keras3_node(const Layer& layer, const LayerNode& node, const std::function<json(const KerasTensor&)>& keras_tensor,
+                 const MaskWriter& mask) {
   const auto& keywords = node.args.keywords;
   const size_t positional = node.inputs.size() - keywords.size();
   json args = json::array();
@@ -46,7 +55,7 @@ json keras3_node(const Layer& layer, const LayerNode& node, const std::function<
     for (size_t i = 0; i < positional; ++i) list.push_back(keras_tensor(node.inputs[i]));
     args.push_back(std::move(list));
   }
-  json kwargs = recorded_kwargs(layer, node);
+  json kwargs = recorded_kwargs(layer, node, mask);
   for (size_t j = 0; j < keywords.size(); ++j) {
     json t = keras_tensor(node.inputs[positional + j]);
     if (std::count(keywords.begin(), keywords.end(), keywords[j]) > 1) kwargs[keywords[j]].push_back(std::move(t));

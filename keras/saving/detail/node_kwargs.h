@@ -15,16 +15,19 @@ using json = nlohmann::json;
 
 // Keras 3's node kwargs for `node`, a call of `layer`: the explicit `training`, plus the call
 // defaults Layer.__call__ fills in when it does not convert the inputs (training's default when
-// not None; mask None, or a None per tensor of a list argument). Keyword tensors and options are
+// not None; the input's mask, or one per tensor of a list argument: None when it has none). Keyword tensors and options are
 // keyword arguments the caller passed: Keras converts, and records no defaults, then.
-json recorded_kwargs(const Layer& layer, const LayerNode& node);
+// `mask` writes the recorded mask of an input tensor (detail/mask_nodes.h); without it, null.
+using MaskWriter = std::function<json(const KerasTensor&)>;
+json recorded_kwargs(const Layer& layer, const LayerNode& node, const MaskWriter& mask = {});
 
 // Keras 3's node {"args", "kwargs"} for `node`, a call of `layer` (not an operation), with each
 // tensor written by `keras_tensor`: the positional inputs as one argument (a tensor, or a list of
 // several: Add()([a, b])), or as separate arguments when the class declares that many
 // tensor_parameters (MultiHeadAttention(q, v)); recorded_kwargs plus every keyword tensor under
 // its name (a list when the name repeats: initial_state=[h, c]) and every option as its value.
-json keras3_node(const Layer& layer, const LayerNode& node, const std::function<json(const KerasTensor&)>& keras_tensor);
+json keras3_node(const Layer& layer, const LayerNode& node, const std::function<json(const KerasTensor&)>& keras_tensor,
+                 const MaskWriter& mask = {});
 
 // A mask that masks nothing: null, or lists/dicts of nulls only (Keras records one per tensor).
 bool holds_no_tensor(const json& value);

@@ -4,6 +4,7 @@
 Usage
   /work/keras-ref/bin/python tests/data/keras/make_sequence_fixtures.py [OUTDIR]
   # OUTDIR defaults to tests/data/keras/sequence next to this script
+  ONLY=name,name ... remakes only those models (manifest.json keeps the others)
 
 Requires keras 3 (TensorFlow backend), tf_keras 2, tensorflow, h5py, numpy. CPU only.
 
@@ -155,6 +156,72 @@ def build_keyword_layers(K):
     return K.Model([x, e], out, name="keyword_layers")
 
 
+# tf_keras's ConvLSTM default recurrent_activation is its hard_sigmoid, clip(0.2 x + 0.5), which
+# Keras 3 reads as its own relu6(x + 3) / 6: the ConvLSTM models name "sigmoid", so that each
+# generation's files mean what its outputs show.
+def build_conv_lstm2d_forecaster(K):
+    L = K.layers
+    x_in = K.Input(shape=(4, 6, 6, 2), name="frames")
+    x = L.ConvLSTM2D(3, 3, padding="same", recurrent_activation="sigmoid", return_sequences=True, name="clstm1")(x_in)
+    x = L.ConvLSTM2D(2, (2, 3), strides=(2, 1), use_bias=False, unit_forget_bias=False, go_backwards=True,
+                     recurrent_activation="sigmoid", name="clstm2")(x)
+    out = L.Conv2D(1, 1, name="next_frame")(x)
+    return K.Model(x_in, out, name="conv_lstm2d_forecaster")
+
+
+def build_conv_lstm1d(K):
+    L = K.layers
+    x_in = K.Input(shape=(5, 8, 3), name="signals")
+    x = L.ConvLSTM1D(4, 3, dilation_rate=2, padding="same", recurrent_activation="sigmoid", return_sequences=True,
+                      name="clstm1")(x_in)
+    x, h, c = L.ConvLSTM1D(2, 2, strides=2, activation="relu", recurrent_activation="sigmoid", return_state=True,
+                            name="clstm2")(x)
+    out = L.Dense(2, name="head")(x)
+    return K.Model(x_in, [out, h, c], name="conv_lstm1d")
+
+
+def build_conv_lstm3d(K):
+    L = K.layers
+    x_in = K.Input(shape=(3, 4, 5, 3, 2), name="volumes")
+    x = L.ConvLSTM3D(2, (2, 3, 2), padding="same", recurrent_activation="sigmoid", return_sequences=True,
+                      name="clstm1")(x_in)
+    x = L.ConvLSTM3D(2, 2, strides=(1, 2, 1), recurrent_activation="sigmoid", name="clstm2")(x)
+    out = L.Dense(1, name="head")(L.Flatten(name="flat")(x))
+    return K.Model(x_in, out, name="conv_lstm3d")
+
+
+def build_masked_series(K):
+    L = K.layers
+    x_in = K.Input(shape=(5, 3), name="series")
+    x = L.Masking(0.0, name="masking")(x_in)
+    x = L.LSTM(4, return_sequences=True, name="lstm")(x)
+    x = L.Add(name="res")([x, L.Dense(4, name="skip")(x)])
+    x = L.GlobalAveragePooling1D(name="pool")(x)
+    out = L.Dense(2, name="head")(x)
+    return K.Model(x_in, out, name="masked_series")
+
+
+def build_concat_masks(K):
+    L = K.layers
+    ids = K.Input(shape=(6,), dtype="int32", name="tokens")
+    masked = L.Embedding(12, 3, mask_zero=True, name="embed_masked")(ids)
+    # Both masked: with an unmasked input Keras 3's Concatenate mask is any(...) (all true),
+    # tf_keras's all(...) (the other input's mask), so the generations would disagree.
+    other = L.Embedding(12, 2, mask_zero=True, name="embed_other")(ids)
+    x = L.Concatenate(name="concat")([masked, other])
+    x = L.LSTM(4, name="lstm")(x)
+    out = L.Dense(2, name="head")(x)
+    return K.Model(ids, out, name="concat_masks")
+
+
+def padded_series(rng, shape):
+    """Float sequences whose padded steps are all zeros: one row padded at the end, one at the start."""
+    x = floats(rng, shape)
+    x[0, -2:] = 0.0
+    x[1, :1] = 0.0
+    return x
+
+
 def tokens(rng, vocab, length):
     """Token ids with padding zeros: one row padded at the end, one at the start, one full."""
     ids = rng.integers(1, vocab, size=(BATCH, length)).astype(np.int32)
@@ -187,6 +254,22 @@ MODELS = {
     "keyword_layers": dict(build=build_keyword_layers, inputs=lambda r: [floats(r, (4,)), floats(r, (4,))],
                            desc="custom layers called with keyword tensors, a list keyword, options and two"
                                 " positional tensors; Add; Dense(3)"),
+    "masked_series": dict(build=build_masked_series, inputs=lambda r: [padded_series(r, (5, 3))],
+                          desc="Masking(0.0) -> LSTM(4, return_sequences) -> Add with Dense(4) ->"
+                               " GlobalAveragePooling1D -> Dense(2); zero-padded steps"),
+    "concat_masks": dict(build=build_concat_masks, inputs=lambda r: [tokens(r, 12, 6)],
+                         desc="Embedding(12, 3, mask_zero) and Embedding(12, 2, mask_zero) concatenated -> LSTM(4) ->"
+                              " Dense(2);"
+                              " padded ids"),
+    "conv_lstm2d_forecaster": dict(build=build_conv_lstm2d_forecaster, inputs=lambda r: [floats(r, (4, 6, 6, 2))],
+                                   desc="ConvLSTM2D(3, 3, same, return_sequences) -> ConvLSTM2D(2, (2, 3), strides (2, 1),"
+                                        " no bias, go_backwards) -> Conv2D(1, 1): the next frame of 4"),
+    "conv_lstm1d": dict(build=build_conv_lstm1d, inputs=lambda r: [floats(r, (5, 8, 3))],
+                        desc="ConvLSTM1D(4, 3, dilation 2, same, return_sequences) -> ConvLSTM1D(2, 2, strides 2,"
+                             " relu, return_state); outputs [Dense(2), h, c]"),
+    "conv_lstm3d": dict(build=build_conv_lstm3d, inputs=lambda r: [floats(r, (3, 4, 5, 3, 2))],
+                        desc="ConvLSTM3D(2, (2, 3, 2), same, return_sequences) -> ConvLSTM3D(2, 2, strides"
+                             " (1, 2, 1)) -> Flatten -> Dense(1)"),
 }
 
 
@@ -296,10 +379,14 @@ def main():
                                     "input_dtypes": [str(x.dtype) for x in inputs],
                                     "output_shapes": shapes, "keras_facts": facts, "files": sizes}
         print("%-18s %2d files, %7d bytes" % (name, len(files), sum(sizes.values())), flush=True)
-    if not only:
-        with open(os.path.join(out, "manifest.json"), "w") as f:
-            json.dump(manifest, f, indent=1)
-            f.write("\n")
+    if only:  # keep the other models' entries
+        path = os.path.join(out, "manifest.json")
+        old = json.load(open(path)) if os.path.exists(path) else {"models": {}}
+        old["models"].update(manifest["models"])
+        manifest = dict(manifest, models=old["models"])
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
     return 0
 
 

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "keras/data/readers.h"
 #include "keras/keras.h"
@@ -40,6 +41,11 @@ const std::vector<SequenceFixture>& fixtures() {
       {"transformer_block",
        {"Embedding", "MultiHeadAttention", "Add", "LayerNormalization", "Dense", "GlobalAveragePooling1D"}},
       {"gru_forecaster", {"GRU", "Dense"}},
+      {"masked_series", {"Masking", "LSTM", "Dense", "Add", "GlobalAveragePooling1D"}},
+      {"concat_masks", {"Embedding", "Concatenate", "LSTM", "Dense"}},
+      {"conv_lstm2d_forecaster", {"ConvLSTM2D", "Conv2D"}},
+      {"conv_lstm1d", {"ConvLSTM1D", "Dense"}},
+      {"conv_lstm3d", {"ConvLSTM3D", "Flatten", "Dense"}},
   };
   return all;
 }
@@ -116,6 +122,25 @@ TEST_P(SequenceFixtures, LayersInKerasOrder) {
       if (!skipped.count(e["name"].get<std::string>())) keras.push_back(e["name"]);
     EXPECT_EQ(layer_names(*model_from_config(read_json(kDir + f.name + "." + gen + ".json"))), keras) << gen;
   }
+}
+
+// Our Keras 3 config of a model Keras wrote is Keras's: every entry of the layer list (layers, and
+// the operations that compute recorded masks: NotEqual, LogicalOr) equal, matched by name (the
+// operations' places in the list may differ), and the same inputs and outputs.
+TEST_P(SequenceFixtures, OurConfigIsKerasConfig) {
+  const SequenceFixture& f = GetParam();
+  const json keras = read_json(kDir + f.name + ".k3.json")["config"];
+  const json ours = serialize_model(*load_model(kDir + f.name + ".keras", {.compile = false}))["config"];
+  std::map<std::string, json> want, got;
+  for (const auto& e : keras["layers"]) want[e["name"].get<std::string>()] = e;
+  for (const auto& e : ours["layers"]) got[e["name"].get<std::string>()] = e;
+  for (const auto& [name, e] : want) {
+    ASSERT_TRUE(got.count(name)) << name << " missing from our config";
+    EXPECT_EQ(got[name], e) << name << "\nours:  " << got[name].dump() << "\nkeras: " << e.dump();
+  }
+  EXPECT_EQ(got.size(), want.size());
+  EXPECT_EQ(ours["input_layers"], keras["input_layers"]);
+  EXPECT_EQ(ours["output_layers"], keras["output_layers"]);
 }
 
 TEST_P(SequenceFixtures, OurSavesReloadAndLoadInKeras) {
