@@ -16,6 +16,7 @@
 #include "backend/collectives/communicator.h"
 #include "backend/ops.h"
 #include "backend/random.h"
+#include "callbacks/backup_and_restore.h"
 #include "callbacks/csv_logger.h"
 #include "callbacks/early_stopping.h"
 #include "keras/data/dataset.h"
@@ -248,6 +249,29 @@ TEST(DataParallel, WritersRunOnProcessZeroAndEveryProcessStopsTogether) {
   int lines = 0;
   for (std::string line; std::getline(in, line);) ++lines;
   EXPECT_EQ(lines, 3) << "a header and one line per epoch, written once";
+}
+
+TEST(DataParallel, BackupAndRestoreResumesEveryProcess) {
+  Data d = make_data({8}, 96, 3);
+  const auto dir = std::filesystem::temp_directory_path() / "keras_dp_backup";
+  if (world().rank() == 0) std::filesystem::remove_all(dir);
+  world().barrier();
+  auto backup = [&] {
+    return callbacks::BackupAndRestore({.backup_dir = dir.string(), .delete_checkpoint = false});
+  };
+  // A run that ends after 2 epochs leaves its backup; the next run of 4 epochs resumes at epoch 2
+  // on every process, from process 0's files.
+  FitOptions first = FitOptions{.epochs = 2};
+  first.callbacks = {backup()};
+  train(dense_model, "adam", d, true, first);
+  EXPECT_TRUE(std::filesystem::exists(dir / "training_metadata.json"));
+  FitOptions second = FitOptions{.epochs = 4};
+  second.callbacks = {backup()};
+  TrainingRun resumed = train(dense_model, "adam", d, true, second);
+  EXPECT_EQ(resumed.history["loss"].size(), 2u) << "epochs 2 and 3 only";
+  EXPECT_TRUE(same_on_every_process(resumed.weights));
+  world().barrier();
+  if (world().rank() == 0) std::filesystem::remove_all(dir);
 }
 
 namespace {
