@@ -24,10 +24,11 @@ set(allowed_keras/datasets backend keras/utils keras/data keras/datasets)
 set(allowed_keras/models backend layers losses metrics optimizers keras/utils keras/data keras/models)
 set(allowed_keras/saving ${allowed_keras/models} keras/saving)
 set(allowed_keras/applications ${allowed_keras/saving} keras/applications)
+set(allowed_keras/export ${allowed_keras/models} keras/export)
 set(allowed_callbacks ${allowed_keras/saving} callbacks)
-set(allowed_keras ${allowed_callbacks} keras/datasets keras/applications)
+set(allowed_keras ${allowed_callbacks} keras/datasets keras/applications keras/export)
 set(folders
-  keras/utils keras/data keras/datasets keras/models keras/saving keras/applications
+  keras/utils keras/data keras/datasets keras/models keras/saving keras/applications keras/export
   backend layers losses metrics optimizers callbacks keras)
 
 # The table folder a relative path ("keras/saving/hdf5/hdf5.h") belongs to, or "" for none.

@@ -32,6 +32,7 @@
 #include "keras/data/dataset.h"
 #include "keras/data/readers.h"
 #include "keras/datasets/fashion_mnist.h"
+#include "keras/export/export.h"
 #include "keras/models/adapt.h"
 #include "keras/models/callback.h"
 #include "keras/models/conv_bn_fold.h"
