@@ -129,10 +129,14 @@ std::vector<Value> emit_normalization(Graph& g, const EmitCall& c) {
   return {c.output(y)};
 }
 
-// Embedding: a Gather of the table's rows (ids cast to int64; mask_zero has no ONNX meaning and
-// only matters to layers that read masks, which do not export).
+// Embedding: a Gather of the table's rows (ids cast to int64). mask_zero is refused: the mask
+// would change what later layers compute (GlobalAveragePooling1D averages the real tokens only),
+// and an ONNX graph has no masks.
 std::vector<Value> emit_embedding(Graph& g, const EmitCall& c) {
   const Value& x = c.inputs[0];
+  if (c.config.value("mask_zero", false))
+    fail<NotImplementedError>(c.layer.where() + " ONNX export", "mask_zero false", "mask_zero true",
+                              "Masks have no ONNX form; export a model without mask_zero.");
   std::string ids = x.name;
   if (x.dtype != DType::int64) ids = g.add("Cast", {ids}, {attr("to", int64_t{7})}, c.hint("ids"));
   const std::string table = c.weight(g, "embeddings", [&] { return host_weight(c.layer, "embeddings"); });
