@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/ops.h"
 #include "backend/random.h"
 #include "keras/data/readers.h"
 #include "keras/export/export.h"
