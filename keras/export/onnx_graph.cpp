@@ -64,6 +64,18 @@ std::string Graph::add(const std::string& op_type, const std::vector<std::string
   return out;
 }
 
+std::vector<std::string> Graph::add_multi(const std::string& op_type, const std::vector<std::string>& inputs,
+                                          std::vector<Attr> attrs, const std::string& hint, int n) {
+  Node node;
+  node.op_type = op_type;
+  node.inputs = inputs;
+  node.attrs = std::move(attrs);
+  for (int k = 0; k < n; ++k) node.outputs.push_back(unique(hint + "_" + std::to_string(k)));
+  node.name = node.outputs[0];
+  nodes_.push_back(std::move(node));
+  return nodes_.back().outputs;
+}
+
 void Graph::add_named(const std::string& op_type, const std::vector<std::string>& inputs, std::vector<Attr> attrs,
                       const std::string& output) {
   Node n;

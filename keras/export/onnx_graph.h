@@ -22,7 +22,7 @@ namespace keras::onnx {
 
 // An attribute of a node (the ONNX AttributeProto kinds this exporter writes).
 struct Attr {
-  enum class Kind { Int, Float, String, Ints, Floats };
+  enum class Kind { Int, Float, String, Ints, Floats, Strings };
   std::string name;
   Kind kind = Kind::Int;
   int64_t i = 0;
@@ -30,6 +30,7 @@ struct Attr {
   std::string s;
   std::vector<int64_t> ints;
   std::vector<float> floats;
+  std::vector<std::string> strings;
 };
 Attr attr(const std::string& name, int64_t value);
 Attr attr(const std::string& name, int value);
@@ -90,6 +91,9 @@ class Graph {
   // Appends a node with one output named after `hint`; returns the output's name.
   std::string add(const std::string& op_type, const std::vector<std::string>& inputs, std::vector<Attr> attrs,
                   const std::string& hint);
+  // A node with `n` outputs named after `hint` (_0, _1, ...).
+  std::vector<std::string> add_multi(const std::string& op_type, const std::vector<std::string>& inputs,
+                                     std::vector<Attr> attrs, const std::string& hint, int n);
   // The same with an exact output name (reserved by the caller).
   void add_named(const std::string& op_type, const std::vector<std::string>& inputs, std::vector<Attr> attrs,
                  const std::string& output);

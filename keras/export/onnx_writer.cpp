@@ -78,6 +78,10 @@ void fill_node(::onnx::NodeProto& n, const onnx::Node& node) {
         p->set_type(::onnx::AttributeProto::FLOATS);
         for (float v : a.floats) p->add_floats(v);
         break;
+      case onnx::Attr::Kind::Strings:
+        p->set_type(::onnx::AttributeProto::STRINGS);
+        for (const auto& v : a.strings) p->add_strings(v);
+        break;
     }
   }
 }

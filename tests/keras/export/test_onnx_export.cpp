@@ -158,6 +158,22 @@ TEST(OnnxExport, ShapeAndMergeLayers) {
        {"add3", [] { return P(L::Add()); }, {{4}, {4}, {4}}}});
 }
 
+TEST(OnnxExport, RecurrentLayers) {
+  expect_layers_export(
+      "recurrent",
+      {{"lstm_last", [] { return P(L::LSTM({.units = 4})); }, {{5, 3}}},
+       {"lstm_sequences_backwards", [] { return P(L::LSTM({.units = 4, .return_sequences = true, .go_backwards = true})); }, {{5, 3}}},
+       {"lstm_states", [] { return P(L::LSTM({.units = 3, .return_sequences = true, .return_state = true})); }, {{5, 2}}},
+       {"gru_reset_after", [] { return P(L::GRU({.units = 4, .return_sequences = true})); }, {{5, 3}}},
+       {"gru_reset_before", [] { return P(L::GRU({.units = 4, .reset_after = false})); }, {{5, 3}}},
+       {"gru_backwards_state", [] { return P(L::GRU({.units = 3, .return_state = true, .go_backwards = true})); }, {{5, 3}}},
+       {"simple_rnn", [] { return P(L::SimpleRNN({.units = 4, .return_sequences = true})); }, {{5, 3}}},
+       {"simple_rnn_relu", [] { return P(L::SimpleRNN({.units = 4, .activation = "relu"})); }, {{5, 3}}},
+       {"bidirectional_concat", [] { return P(L::Bidirectional({.layer = L::LSTM({.units = 3, .return_sequences = true})})); }, {{5, 2}}},
+       {"bidirectional_sum_gru", [] { return P(L::Bidirectional({.layer = L::GRU({.units = 3}), .merge_mode = "sum"})); }, {{5, 2}}},
+       {"bidirectional_states", [] { return P(L::Bidirectional({.layer = L::LSTM({.units = 2, .return_state = true})})); }, {{4, 2}}}});
+}
+
 // A CNN as users write it: Conv -> BN -> ReLU blocks, pooling, dropout, a dense head.
 std::shared_ptr<k::Sequential> small_cnn() {
   auto model = std::make_shared<k::Sequential>(std::initializer_list<k::SequentialEntry>{
@@ -262,11 +278,12 @@ TEST(OnnxExport, StaticBatchOpsetsAndExternalData) {
 
 TEST(OnnxExport, UnsupportedLayerFailsBeforeWritingAnything) {
   auto x = L::Input({5, 3});
-  auto y = L::LSTM({.units = 4, .name = "encoder"})(x);
-  auto z = L::Dense({.units = 2})(y);
-  k::Model model(x, z, "rnn");
+  auto y = L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .name = "attend"})(std::vector<KerasTensor>{x, x})[0];
+  auto z = L::Dense({.units = 2})(L::Masking({.name = "mask"})(y));
+  k::Model model(x, z, "attention");
   const auto path = std::filesystem::temp_directory_path() / ("keras_onnx_unsupported_" + std::to_string(getpid()) + ".onnx");
-  k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(model, path.string()); }, {"Layer 'encoder' (LSTM)"});
+  k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(model, path.string()); },
+                                                   {"Layer 'attend' (MultiHeadAttention)", "Layer 'mask' (Masking)"});
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
@@ -290,6 +307,6 @@ TEST(OnnxExport, ListsTheExportableClasses) {
   const auto classes = k::onnx_exportable_classes();
   for (const char* c : {"Conv2D", "Dense", "BatchNormalization", "Dropout", "Concatenate", "LayerNormalization"})
     EXPECT_NE(std::find(classes.begin(), classes.end(), c), classes.end()) << c;
-  EXPECT_EQ(std::find(classes.begin(), classes.end(), "LSTM"), classes.end());
+  EXPECT_EQ(std::find(classes.begin(), classes.end(), "MultiHeadAttention"), classes.end());
   EXPECT_TRUE(k::onnx_export_available());
 }

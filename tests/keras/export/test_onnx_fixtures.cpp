@@ -91,26 +91,45 @@ TEST(OnnxFixtures, KerasApplicationsExportAndMatch) {
   export_fixtures("applications", fixtures);
 }
 
-// Recurrent and attention fixtures: a NotImplementedError naming the first such layer, no file.
-TEST(OnnxFixtures, RecurrentAndAttentionFixturesAreClearErrors) {
+// The sequence fixtures: recurrent ones export (SimpleRNN, LSTM, GRU, Bidirectional as ONNX's
+// RNN, LSTM and GRU ops) and match; the others fail naming the layer they stop at, and write
+// nothing.
+TEST(OnnxFixtures, SequenceFixturesExportOrFailClearly) {
   const std::vector<std::pair<std::string, std::string>> expected{
-      {"rnn_model.keras", "(LSTM)"},
+      {"rnn_model.keras", ""},
+      {"rnn_model.k2.h5", ""},
       {"mha_model.keras", "(MultiHeadAttention)"},
-      {"sequence/bilstm_states.keras", "(Bidirectional)"},
-      {"sequence/gru_both.keras", "(GRU)"},
-      {"sequence/gru_forecaster.keras", "(GRU)"},
-      {"sequence/seq2seq.keras", "(LSTM)"},
+      {"sequence/bilstm_states.keras", ""},
+      {"sequence/gru_both.keras", ""},
+      {"sequence/gru_forecaster.keras", ""},
+      {"sequence/keyword_layers.keras", ""},
+      {"sequence/seq2seq.keras", ""},
+      {"sequence/text_classifier.keras", ""},
       {"sequence/transformer_block.keras", "(MultiHeadAttention)"}};
+  test_support::OnnxCases checks("sequence");
   const fs::path out = fs::temp_directory_path() / ("keras_onnx_fixture_error_" + std::to_string(getpid()) + ".onnx");
-  for (const auto& [file, cls] : expected) {
+  std::vector<std::shared_ptr<k::Model>> keep;
+  for (const auto& [file, error] : expected) {
     SCOPED_TRACE(file);
     auto model = k::load_model(kData + file, {.compile = false});
-    try {
-      k::export_model(*model, out.string());
-      ADD_FAILURE() << "exported";
-    } catch (const k::NotImplementedError& e) {
-      EXPECT_NE(std::string(e.what()).find(cls), std::string::npos) << e.what();
+    if (!error.empty()) {
+      try {
+        k::export_model(*model, out.string());
+        ADD_FAILURE() << "exported";
+      } catch (const k::NotImplementedError& e) {
+        EXPECT_NE(std::string(e.what()).find(error), std::string::npos) << e.what();
+      }
+      EXPECT_FALSE(fs::exists(out));
+      continue;
     }
-    EXPECT_FALSE(fs::exists(out));
+    const fs::path path = kData + file;
+    std::string stem = path.filename().string();
+    stem = stem.substr(0, stem.find('.'));
+    std::string name = file;
+    for (char& ch : name)
+      if (ch == '/' || ch == '.') ch = '_';
+    keep.push_back(model);
+    checks.add(name, *model, {}, fixture_batches(path, stem, model->inputs().size()));
   }
+  EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
