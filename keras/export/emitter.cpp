@@ -65,23 +65,8 @@ HostTensor host_weight(const Layer& layer, const std::string& name) {
 }
 
 HostTensor permute(const HostTensor& t, const std::vector<int>& perm) {
-  const size_t rank = t.shape.size();
-  HostTensor out;
-  for (int p : perm) out.shape.push_back(t.shape[static_cast<size_t>(p)]);
-  out.data.resize(t.data.size());
-  std::vector<int64_t> in_strides(rank, 1);
-  for (size_t a = rank; a-- > 1;) in_strides[a - 1] = in_strides[a] * t.shape[a];
-  std::vector<int64_t> idx(rank, 0);  // index into `out`
-  for (size_t flat = 0; flat < out.data.size(); ++flat) {
-    int64_t src = 0;
-    for (size_t a = 0; a < rank; ++a) src += idx[a] * in_strides[static_cast<size_t>(perm[a])];
-    out.data[flat] = t.data[static_cast<size_t>(src)];
-    for (size_t a = rank; a-- > 0;) {
-      if (++idx[a] < out.shape[a]) break;
-      idx[a] = 0;
-    }
-  }
-  return out;
+  const Tensor p = Tensor::from_vector(t.data, t.shape).permuted(perm).contiguous();
+  return HostTensor{p.shape(), p.to_vector<float>()};
 }
 
 std::string emit_activation(Graph& g, const std::string& name, const std::string& x, int64_t axis,

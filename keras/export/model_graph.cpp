@@ -95,7 +95,9 @@ class Walker {
                                     "keyword tensors", "Tensors passed by keyword are not exported yet.");
         const Emitter* emitter = find_emitter(emitter_key(*call.layer));
         if (!emitter) fail<NotImplementedError>(call.layer->where() + " ONNX export", "a layer with an ONNX mapping", "none");
-        const json config = call.layer->get_config();
+        // An op layer made by arithmetic on KerasTensors has no config (its op and attributes say
+        // everything); every other layer's options are its config.
+        const json config = emitter_key(*call.layer) == kOpLayerKey ? json::object() : call.layer->get_config();
         EmitCall ec{*call.layer, config, args, node.outputs};
         const LayerNode* folded_bn = nullptr;
         std::optional<detail::ConvBnFold> fold = find_fold(call, readers, calls, model_outputs, folded_bn);

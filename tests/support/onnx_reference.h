@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -90,7 +91,8 @@ class OnnxCases {
                                             {manifest}, skip);
     std::map<std::string, nlohmann::json> results;
     if (!skip.empty() || out.empty()) return results;
-    for (const auto& [k, v] : nlohmann::json::parse(out).items()) results[k] = v;
+    const nlohmann::json parsed = nlohmann::json::parse(out);
+    for (const auto& [k, v] : parsed.items()) results[k] = v;
     return results;
   }
 
@@ -110,7 +112,9 @@ class OnnxCases {
         ADD_FAILURE() << name << ": " << it->second["error"].get<std::string>();
         continue;
       }
-      EXPECT_LE(it->second["max_rel_err"].get<double>(), tolerance) << name;
+      const double err = it->second["max_rel_err"].get<double>();
+      std::cout << "  onnx " << name << ": max relative error " << err << " over " << it->second["runs"] << " batches\n";
+      EXPECT_LE(err, tolerance) << name;
     }
   }
 
