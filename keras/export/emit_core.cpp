@@ -1,6 +1,7 @@
 // ONNX emitters of the core layers: Dense, activations, layers that inference removes
 // (Dropout, noise and augmentation layers), Rescaling, Normalization, Embedding, the scale layers
 // of keras.applications and the arithmetic op layers of Keras configs.
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -39,12 +40,9 @@ std::vector<Value> emit_activation_layer(Graph& g, const EmitCall& c) {
   return {c.output(y, x.channels_first)};
 }
 
-// Inference removes the layer: its output is its input (Keras 3 returns the input itself).
-std::vector<Value> emit_identity(Graph&, const EmitCall& c) {
-  Value v = c.inputs[0];
-  v.shape = c.outputs[0].shape;
-  return {v};
-}
+// Inference removes the layer: its output is its input (Keras 3 returns the input itself), with
+// the input's shape even where the symbolic one differs (RandomCrop's is the crop's).
+std::vector<Value> emit_identity(Graph&, const EmitCall& c) { return {c.inputs[0]}; }
 
 // ReLU(max_value, negative_slope, threshold):
 //   x >= threshold ? x : negative_slope * (x - threshold), then min(., max_value).
@@ -108,13 +106,44 @@ std::vector<Value> emit_rescaling(Graph& g, const EmitCall& c) {
   return {c.output(y, x.channels_first)};
 }
 
-// Normalization: (x - mean) / max(sqrt(variance), 1e-7), or its inverse; the adapted statistics
-// are weights of the broadcastable shape the layer keeps.
+// A nested JSON list (or a number) as values and shape.
+void flatten_json(const json& j, std::vector<float>& values, Shape& shape, size_t depth = 0) {
+  if (!j.is_array()) {
+    values.push_back(j.get<float>());
+    return;
+  }
+  if (shape.size() == depth) shape.push_back(static_cast<int64_t>(j.size()));
+  for (const auto& e : j) flatten_json(e, values, shape, depth + 1);
+}
+
+// Normalization's mean or variance shaped to broadcast onto the input (rank r, 1 on the axes it
+// does not keep): the adapted weight, or the config's values aligned to the last kept axes.
+HostTensor normalization_stat(const EmitCall& c, const std::string& key) {
+  const Value& x = c.inputs[0];
+  std::vector<int64_t> kept;
+  const auto& axis = c.config.at("axis");
+  if (axis.is_number_integer()) kept.push_back(normalize_axis(axis.get<int64_t>(), x.rank(), c.layer.where()));
+  else if (axis.is_array())
+    for (const auto& a : axis) kept.push_back(normalize_axis(a.get<int64_t>(), x.rank(), c.layer.where()));
+  std::sort(kept.begin(), kept.end());
+  HostTensor t{Shape(static_cast<size_t>(x.rank()), 1), {}};
+  if (c.config.contains(key) && !c.config[key].is_null()) {
+    Shape given;
+    flatten_json(c.config[key], t.data, given);
+    for (size_t i = 1; i <= given.size(); ++i) t.shape[static_cast<size_t>(kept[kept.size() - i])] = given[given.size() - i];
+    return t;
+  }
+  t.data = host_weight(c.layer, key).data;
+  for (int64_t d : kept) t.shape[static_cast<size_t>(d)] = x.shape[static_cast<size_t>(d)];
+  return t;
+}
+
+// Normalization: (x - mean) / max(sqrt(variance), 1e-7), or its inverse.
 std::vector<Value> emit_normalization(Graph& g, const EmitCall& c) {
   const Value& x = c.inputs[0];
   const std::string in = g.as_keras(x);
-  const HostTensor mean = host_weight(c.layer, "mean");
-  HostTensor scale = host_weight(c.layer, "variance");
+  const HostTensor mean = normalization_stat(c, "mean");
+  HostTensor scale = normalization_stat(c, "variance");
   for (float& v : scale.data) v = std::max(std::sqrt(v), 1e-7f);
   const std::string m = c.weight(g, "mean", [&] { return mean; });
   std::string y;

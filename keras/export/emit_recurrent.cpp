@@ -52,6 +52,14 @@ std::vector<Value> emit_recurrent(Graph& g, const EmitCall& c, const std::string
   const json& cfg = c.config;
   if (cfg.value("stateful", false)) fail<NotImplementedError>(where_of(c), "stateful false", "stateful true");
   const int64_t units = cfg.at("units").get<int64_t>();
+  // initial_state (by keyword): h, and c for an LSTM, each (N, units) -> ONNX's (1, N, units).
+  std::vector<std::string> states;
+  for (size_t k = 0; k < c.keywords.size(); ++k) {
+    const Value& s = c.inputs[c.inputs.size() - c.keywords.size() + k];
+    if (c.keywords[k] != "initial_state")
+      fail<NotImplementedError>(where_of(c), "keyword tensors initial_state only", "'" + c.keywords[k] + "'");
+    states.push_back(g.add("Unsqueeze", {g.as_keras(s), g.constant_ints(c.hint("state_axis0"), {0})}, {}, c.hint("initial_state")));
+  }
   const std::string x = g.add("Transpose", {g.as_keras(c.inputs[0])}, {attr("perm", std::vector<int64_t>{1, 0, 2})},
                               c.hint("time_major"));
   const std::string w = c.weight(g, "W", [&] { return gate_rows(host_weight(c.layer, "kernel"), units, order); });
@@ -66,6 +74,11 @@ std::vector<Value> emit_recurrent(Graph& g, const EmitCall& c, const std::string
                          {b.data.begin() + static_cast<std::ptrdiff_t>(n), b.data.end()}, units, order);
       return gate_bias(b.data, {}, units, order);
     }));
+  }
+  if (!states.empty()) {
+    args.resize(4);  // B ("" without a bias), then sequence_lens: none
+    args.push_back("");
+    args.insert(args.end(), states.begin(), states.end());
   }
   const std::string act = onnx_activation(c, cfg.value("activation", "tanh"));
   std::vector<std::string> activations;

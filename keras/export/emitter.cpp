@@ -39,6 +39,10 @@ const Emitter* find_emitter(const std::string& class_name) {
   return it == registry().end() ? nullptr : &it->second;
 }
 
+bool accepts_keywords(const std::string& class_name) {
+  return class_name == "LSTM" || class_name == "GRU" || class_name == "SimpleRNN";
+}
+
 std::vector<std::string> exportable_classes() {
   std::vector<std::string> out;
   for (const auto& [name, e] : registry()) out.push_back(name);

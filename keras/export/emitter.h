@@ -28,6 +28,9 @@ struct EmitCall {
   // Set for a Conv2D / DepthwiseConv2D whose output only an inference BatchNormalization reads:
   // the emitter writes the folded kernel and bias, and the walk skips the normalization.
   const detail::ConvBnFold* fold = nullptr;
+  // The keywords of the last keywords.size() inputs (CallArgs::keywords); only the emitters that
+  // accepts_keywords() names ever get any.
+  std::vector<std::string> keywords = {};
   // The weight initializer `suffix` of this layer, made once (shared layers reuse it).
   std::string weight(Graph& g, const std::string& suffix, const std::function<HostTensor()>& make) const;
   // A name for a node of this layer ("conv2d/Conv").
@@ -47,6 +50,9 @@ std::string emitter_key(const Layer& layer);
 void register_emitter(const std::string& class_name, Emitter emitter);
 // The emitter of `class_name`, or nullptr.
 const Emitter* find_emitter(const std::string& class_name);
+// Whether the emitter of `class_name` handles tensors passed by keyword (the recurrent layers'
+// initial_state); the walk refuses keyword calls of every other layer.
+bool accepts_keywords(const std::string& class_name);
 // Every class with an emitter, sorted (for error messages and the README).
 std::vector<std::string> exportable_classes();
 

@@ -90,7 +90,7 @@ class Walker {
       if (const Model* nested = as_model(*call.layer)) {
         outs = emit_model(*nested, args);
       } else {
-        if (!node.args.keywords.empty())
+        if (!node.args.keywords.empty() && !accepts_keywords(emitter_key(*call.layer)))
           fail<NotImplementedError>(call.layer->where() + " ONNX export", "a call with positional tensors only",
                                     "keyword tensors", "Tensors passed by keyword are not exported yet.");
         const Emitter* emitter = find_emitter(emitter_key(*call.layer));
@@ -99,6 +99,7 @@ class Walker {
         // everything); every other layer's options are its config.
         const json config = emitter_key(*call.layer) == kOpLayerKey ? json::object() : call.layer->get_config();
         EmitCall ec{*call.layer, config, args, node.outputs};
+        ec.keywords = node.args.keywords;
         const LayerNode* folded_bn = nullptr;
         std::optional<detail::ConvBnFold> fold = find_fold(call, readers, calls, model_outputs, folded_bn);
         if (fold) ec.fold = &*fold;
@@ -108,7 +109,6 @@ class Walker {
       if (outs.size() != node.outputs.size())
         fail<ValueError>(call.layer->where() + " ONNX export", std::to_string(node.outputs.size()) + " outputs",
                          std::to_string(outs.size()));
-      for (size_t i = 0; i < outs.size(); ++i) outs[i].shape = node.outputs[i].shape;
       values[&node] = std::move(outs);
     }
     std::vector<Value> result;
@@ -191,7 +191,8 @@ Graph build_graph(const Model& model, const ExportOptions& options) {
   std::vector<Value> outs = Walker(g).emit_model(model, inputs);
   for (size_t i = 0; i < outs.size(); ++i) {
     g.add_named("Identity", {g.as_keras(outs[i])}, {}, out_names[i]);
-    g.add_output({out_names[i], model.outputs()[i].shape, model.outputs()[i].dtype});
+    // The value's shape: the symbolic one may differ (RandomCrop at inference keeps its input).
+    g.add_output({out_names[i], outs[i].shape, model.outputs()[i].dtype});
   }
   return g;
 }
