@@ -127,6 +127,13 @@ class OnnxCases {
 
 }  // namespace test_support
 
+// Skips a test that writes ONNX files in a library built without the ONNX schema.
+#define SKIP_WITHOUT_ONNX_WRITER()                                                          \
+  do {                                                                                      \
+    if (!keras::onnx_export_available())                                                    \
+      GTEST_SKIP() << "the library was built without libonnx-dev (KERAS_ONNX): no ONNX writer"; \
+  } while (0)
+
 // Runs the check and skips the test with the reason when the references are missing.
 #define EXPECT_ONNX_CASES_MATCH(cases, tolerance)        \
   do {                                                   \
