@@ -157,4 +157,9 @@ void export_model(const Model& model, const std::string& path, const ExportOptio
 
 #endif
 
+void Model::export_model(const std::string& path) const { keras::export_model(*this, path); }
+void Model::export_model(const std::string& path, const ExportOptions& options) const {
+  keras::export_model(*this, path, options);
+}
+
 }  // namespace keras

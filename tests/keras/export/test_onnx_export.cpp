@@ -287,6 +287,10 @@ TEST(OnnxExport, StaticBatchOpsetsAndExternalData) {
   checks.add("opset21", *model, {.opset = 21});
   checks.add("external", *model, {.external_data_threshold = 0});
   EXPECT_TRUE(std::filesystem::exists(checks.dir() / "external.onnx.data"));
+  // The member form writes the same file as the free function.
+  model->export_model((checks.dir() / "member.onnx").string(), {.opset = 18});
+  EXPECT_EQ(k::read_file_bytes((checks.dir() / "member.onnx").string()),
+            k::read_file_bytes((checks.dir() / "opset18.onnx").string()));
   EXPECT_FALSE(std::filesystem::exists(checks.dir() / "opset18.onnx.data"));
   EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
