@@ -31,6 +31,8 @@ struct EmitCall {
   // The keywords of the last keywords.size() inputs (CallArgs::keywords); only the emitters that
   // accepts_keywords() names ever get any.
   std::vector<std::string> keywords = {};
+  // The call's non-tensor options (CallArgs::options: use_causal_mask, ...).
+  nlohmann::json options = nlohmann::json::object();
   // The weight initializer `suffix` of this layer, made once (shared layers reuse it).
   std::string weight(Graph& g, const std::string& suffix, const std::function<HostTensor()>& make) const;
   // A name for a node of this layer ("conv2d/Conv").

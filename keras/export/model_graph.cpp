@@ -100,6 +100,7 @@ class Walker {
         const json config = emitter_key(*call.layer) == kOpLayerKey ? json::object() : call.layer->get_config();
         EmitCall ec{*call.layer, config, args, node.outputs};
         ec.keywords = node.args.keywords;
+        ec.options = node.args.options;
         const LayerNode* folded_bn = nullptr;
         std::optional<detail::ConvBnFold> fold = find_fold(call, readers, calls, model_outputs, folded_bn);
         if (fold) ec.fold = &*fold;

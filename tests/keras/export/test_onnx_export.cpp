@@ -185,6 +185,16 @@ TEST(OnnxExport, RecurrentLayers) {
        {"bidirectional_states", [] { return P(L::Bidirectional({.layer = L::LSTM({.units = 2, .return_state = true})})); }, {{4, 2}}}});
 }
 
+TEST(OnnxExport, MultiHeadAttention) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  std::vector<LayerCase> cases{
+      {"mha_self", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3})); }, {{5, 6}, {5, 6}}},
+      {"mha_cross_value_dim", [] { return P(L::MultiHeadAttention({.num_heads = 3, .key_dim = 2, .value_dim = 4})); }, {{4, 6}, {7, 5}}},
+      {"mha_key_no_bias", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .use_bias = false})); }, {{4, 6}, {3, 5}, {3, 2}}},
+      {"mha_output_shape", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .output_shape = Shape{3}})); }, {{4, 6}, {4, 6}}}};
+  expect_layers_export("attention", cases);
+}
+
 // A CNN as users write it: Conv -> BN -> ReLU blocks, pooling, dropout, a dense head.
 std::shared_ptr<k::Sequential> small_cnn() {
   auto model = std::make_shared<k::Sequential>(std::initializer_list<k::SequentialEntry>{
@@ -297,12 +307,12 @@ TEST(OnnxExport, StaticBatchOpsetsAndExternalData) {
 
 TEST(OnnxExport, UnsupportedLayerFailsBeforeWritingAnything) {
   auto x = L::Input({5, 3});
-  auto y = L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .name = "attend"})(std::vector<KerasTensor>{x, x})[0];
+  auto y = L::TimeDistributed({.layer = L::Dense({.units = 3}), .name = "per_step"})(x);
   auto z = L::Dense({.units = 2})(L::Masking({.name = "mask"})(y));
-  k::Model model(x, z, "attention");
+  k::Model model(x, z, "unsupported");
   const auto path = std::filesystem::temp_directory_path() / ("keras_onnx_unsupported_" + std::to_string(getpid()) + ".onnx");
   k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(model, path.string()); },
-                                                   {"Layer 'attend' (MultiHeadAttention)", "Layer 'mask' (Masking)"});
+                                                   {"Layer 'per_step' (TimeDistributed)", "Layer 'mask' (Masking)"});
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
@@ -326,5 +336,5 @@ TEST(OnnxExport, ListsTheExportableClasses) {
   const auto classes = k::onnx_exportable_classes();
   for (const char* c : {"Conv2D", "Dense", "BatchNormalization", "Dropout", "Concatenate", "LayerNormalization"})
     EXPECT_NE(std::find(classes.begin(), classes.end(), c), classes.end()) << c;
-  EXPECT_EQ(std::find(classes.begin(), classes.end(), "MultiHeadAttention"), classes.end());
+  EXPECT_EQ(std::find(classes.begin(), classes.end(), "TimeDistributed"), classes.end());
 }
