@@ -1,7 +1,7 @@
-// ONNX emitter of MultiHeadAttention, decomposed into MatMul / Softmax: per head,
-// softmax(q k^T / sqrt(key_dim)) v, then the output projection. Supported: rank-3 query, value
-// (and key) passed positionally, attention over axis 1 (Keras's default for sequences), no mask,
-// causal mask, gate, sliding window or returned scores.
+// ONNX emitters of MultiHeadAttention and Attention, decomposed into MatMul / Softmax.
+// MultiHeadAttention: per head softmax(q k^T / sqrt(key_dim)) v, then the output projection.
+// Supported: rank-3 query, value (and key) passed positionally, attention over axis 1 (Keras's
+// default for sequences), no mask, causal mask, gate, sliding window or returned scores.
 #include <cmath>
 
 #include "backend/errors.h"
@@ -77,7 +77,48 @@ std::vector<Value> emit_multi_head_attention(Graph& g, const EmitCall& c) {
   return {c.output(o)};
 }
 
+// Attention (Luong): scores q k^T ("dot", times `scale` with use_scale) or
+// concat_score_weight * sum(tanh(scale * (q_i + k_j))) ("concat"), softmax over the keys (the
+// causal mask subtracts 1e9, as Keras), then the weighted values; the scores as a second output
+// with return_attention_scores. No value or query masks (they come from layers that do not export).
+std::vector<Value> emit_attention(Graph& g, const EmitCall& c) {
+  const json& cfg = c.config;
+  if (!c.keywords.empty() || c.inputs.size() < 2 || c.inputs[0].rank() != 3)
+    fail<NotImplementedError>(where_of(c), "rank-3 [query, value(, key)] without keyword tensors", "another call");
+  const std::string q = g.as_keras(c.inputs[0]), v = g.as_keras(c.inputs[1]);
+  const std::string k = c.inputs.size() > 2 ? g.as_keras(c.inputs[2]) : v;
+  const bool scaled = cfg.value("use_scale", false);
+  const std::string scale = scaled ? c.weight(g, "scale", [&] { return host_weight(c.layer, "scale"); }) : "";
+  std::string s;
+  if (cfg.value("score_mode", "dot") == "concat") {
+    std::string sum = g.add("Add", {g.add("Unsqueeze", {q, g.constant_ints(c.hint("axis_m2"), {-2})}, {}, c.hint("q_i")),
+                                    g.add("Unsqueeze", {k, g.constant_ints(c.hint("axis_m3"), {-3})}, {}, c.hint("k_j"))},
+                          {}, c.hint("q_plus_k"));
+    if (scaled) sum = g.add("Mul", {scale, sum}, {}, c.hint("scaled"));
+    s = g.reduce("ReduceSum", g.add("Tanh", {sum}, {}, c.hint("tanh")), {-1}, false, c.hint("score_sum"));
+    s = g.add("Mul", {c.weight(g, "concat_score_weight", [&] { return host_weight(c.layer, "concat_score_weight"); }), s}, {},
+              c.hint("scores"));
+  } else {
+    s = g.add("MatMul", {q, g.add("Transpose", {k}, {attr("perm", std::vector<int64_t>{0, 2, 1})}, c.hint("k_t"))}, {},
+              c.hint("scores"));
+    if (scaled) s = g.add("Mul", {s, scale}, {}, c.hint("scaled_scores"));
+  }
+  if (flag(c.options, "use_causal_mask")) {
+    const int64_t tq = c.inputs[0].shape[1], tv = (c.inputs.size() > 2 ? c.inputs[2] : c.inputs[1]).shape[1];
+    if (tq < 0 || tv < 0) fail<NotImplementedError>(where_of(c), "known sequence lengths for the causal mask", "unknown");
+    HostTensor penalty{{tq, tv}, {}};
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t j = 0; j < tv; ++j) penalty.data.push_back(j <= i ? 0.f : 1e9f);
+    s = g.add("Sub", {s, g.constant(c.hint("causal_penalty"), penalty)}, {}, c.hint("causal_scores"));
+  }
+  const std::string w = g.add("Softmax", {s}, {attr("axis", int64_t{-1})}, c.hint("weights"));
+  std::vector<Value> out{c.output(g.add("MatMul", {w, v}, {}, c.hint("MatMul")))};
+  if (flag(c.options, "return_attention_scores")) out.push_back(c.output(w, false, 1));
+  return out;
+}
+
 KERAS_REGISTER_ONNX_EMITTER("MultiHeadAttention", emit_multi_head_attention);
+KERAS_REGISTER_ONNX_EMITTER("Attention", emit_attention);
 
 }  // namespace
 }  // namespace keras::onnx

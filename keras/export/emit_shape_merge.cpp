@@ -222,6 +222,39 @@ std::vector<Value> emit_concatenate(Graph& g, const EmitCall& c) {
   return {c.output(g.add("Concat", in, {attr("axis", axis)}, c.hint("Concat")), cf)};
 }
 
+// Dot (Keras's batch_dot) of two rank-2 or rank-3 inputs: the contracted axes moved so that a
+// MatMul (or, for rank 2, a product summed over the features) computes it; normalize first
+// L2-normalizes each input along its axis.
+std::vector<Value> emit_dot(Graph& g, const EmitCall& c) {
+  const Value& a = c.inputs[0];
+  const Value& b = c.inputs[1];
+  const auto& axes = c.config.at("axes");
+  int64_t ax = axes.is_array() ? axes[0].get<int64_t>() : axes.get<int64_t>();
+  int64_t bx = axes.is_array() ? axes[1].get<int64_t>() : axes.get<int64_t>();
+  if (a.rank() != b.rank() || a.rank() < 2 || a.rank() > 3)
+    fail<NotImplementedError>(where_of(c), "two inputs of rank 2 or 3", shape_str(a.shape) + " and " + shape_str(b.shape));
+  ax = normalize_axis(ax, a.rank(), c.layer.where());
+  bx = normalize_axis(bx, b.rank(), c.layer.where());
+  std::string an = g.as_keras(a), bn = g.as_keras(b);
+  if (c.config.value("normalize", false)) {
+    auto l2 = [&](const std::string& x, int64_t axis, const std::string& tag) {
+      const std::string sq = g.reduce("ReduceSum", g.add("Mul", {x, x}, {}, c.hint(tag + "_sq")), {axis}, true, c.hint(tag + "_sum"));
+      const std::string norm = g.add("Sqrt", {g.add("Max", {sq, g.constant_scalar(c.hint(tag + "_eps"), 1e-14f)}, {}, c.hint(tag + "_clamp"))},
+                                     {}, c.hint(tag + "_norm"));
+      return g.add("Div", {x, norm}, {}, c.hint(tag + "_normalized"));
+    };
+    an = l2(an, ax, "a");
+    bn = l2(bn, bx, "b");
+  }
+  if (a.rank() == 2)
+    return {c.output(g.reduce("ReduceSum", g.add("Mul", {an, bn}, {}, c.hint("product")), {1}, true, c.hint("Dot")))};
+  const std::vector<int64_t> swap{0, 2, 1};
+  if (ax == 1) an = g.add("Transpose", {an}, {attr("perm", swap)}, c.hint("a_t"));  // contract a's last axis
+  if (bx == 2) bn = g.add("Transpose", {bn}, {attr("perm", swap)}, c.hint("b_t"));  // and b's middle one
+  return {c.output(g.add("MatMul", {an, bn}, {}, c.hint("Dot")))};
+}
+
+KERAS_REGISTER_ONNX_EMITTER("Dot", emit_dot);
 KERAS_REGISTER_ONNX_EMITTER("Flatten", emit_flatten);
 KERAS_REGISTER_ONNX_EMITTER("Reshape", emit_reshape);
 KERAS_REGISTER_ONNX_EMITTER("Permute", emit_permute);

@@ -185,14 +185,34 @@ TEST(OnnxExport, RecurrentLayers) {
        {"bidirectional_states", [] { return P(L::Bidirectional({.layer = L::LSTM({.units = 2, .return_state = true})})); }, {{4, 2}}}});
 }
 
-TEST(OnnxExport, MultiHeadAttention) {
+TEST(OnnxExport, AttentionDotAndTimeDistributed) {
   SKIP_WITHOUT_ONNX_WRITER();
   std::vector<LayerCase> cases{
       {"mha_self", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3})); }, {{5, 6}, {5, 6}}},
       {"mha_cross_value_dim", [] { return P(L::MultiHeadAttention({.num_heads = 3, .key_dim = 2, .value_dim = 4})); }, {{4, 6}, {7, 5}}},
       {"mha_key_no_bias", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .use_bias = false})); }, {{4, 6}, {3, 5}, {3, 2}}},
-      {"mha_output_shape", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .output_shape = Shape{3}})); }, {{4, 6}, {4, 6}}}};
+      {"mha_output_shape", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .output_shape = Shape{3}})); }, {{4, 6}, {4, 6}}},
+      {"attention_dot", [] { return P(L::Attention()); }, {{4, 3}, {5, 3}}},
+      {"attention_scaled_key", [] { return P(L::Attention({.use_scale = true})); }, {{4, 3}, {5, 2}, {5, 3}}},
+      {"attention_concat", [] { return P(L::Attention({.use_scale = true, .score_mode = "concat"})); }, {{4, 3}, {5, 3}}},
+      {"dot_2d", [] { return P(L::Dot({.axes = L::DotAxes(1)})); }, {{4}, {4}}},
+      {"dot_3d_22", [] { return P(L::Dot({.axes = L::DotAxes(2)})); }, {{3, 4}, {5, 4}}},
+      {"dot_3d_12_normalized", [] { return P(L::Dot({.axes = L::DotAxes(1, 2), .normalize = true})); }, {{3, 4}, {5, 3}}},
+      {"time_distributed_dense", [] { return P(L::TimeDistributed({.layer = L::Dense({.units = 3, .activation = "relu"})})); }, {{5, 4}}},
+      {"time_distributed_conv", [] { return P(L::TimeDistributed({.layer = L::Conv2D({.filters = 2, .kernel_size = 3})})); }, {{3, 6, 6, 2}}}};
   expect_layers_export("attention", cases);
+
+  // Call options: Attention's causal mask and returned scores.
+  auto q = L::Input({4, 3}, {.name = "q"});
+  auto v = L::Input({4, 3}, {.name = "v"});
+  k::CallArgs args;
+  args.options = {{"use_causal_mask", true}, {"return_attention_scores", true}};
+  auto outs = (*L::Attention({.use_scale = true}).ptr())(std::vector<KerasTensor>{q, v}, args);
+  k::Model causal(std::vector<KerasTensor>{q, v}, outs, "causal");
+  randomize(causal);
+  test_support::OnnxCases checks("attention_causal");
+  checks.add("causal", causal);
+  EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
 
 // A CNN as users write it: Conv -> BN -> ReLU blocks, pooling, dropout, a dense head.
@@ -307,12 +327,12 @@ TEST(OnnxExport, StaticBatchOpsetsAndExternalData) {
 
 TEST(OnnxExport, UnsupportedLayerFailsBeforeWritingAnything) {
   auto x = L::Input({5, 3});
-  auto y = L::TimeDistributed({.layer = L::Dense({.units = 3}), .name = "per_step"})(x);
+  auto y = L::AdditiveAttention({.name = "additive"})(std::vector<KerasTensor>{x, x})[0];
   auto z = L::Dense({.units = 2})(L::Masking({.name = "mask"})(y));
   k::Model model(x, z, "unsupported");
   const auto path = std::filesystem::temp_directory_path() / ("keras_onnx_unsupported_" + std::to_string(getpid()) + ".onnx");
   k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(model, path.string()); },
-                                                   {"Layer 'per_step' (TimeDistributed)", "Layer 'mask' (Masking)"});
+                                                   {"Layer 'additive' (AdditiveAttention)", "Layer 'mask' (Masking)"});
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
@@ -336,5 +356,5 @@ TEST(OnnxExport, ListsTheExportableClasses) {
   const auto classes = k::onnx_exportable_classes();
   for (const char* c : {"Conv2D", "Dense", "BatchNormalization", "Dropout", "Concatenate", "LayerNormalization"})
     EXPECT_NE(std::find(classes.begin(), classes.end(), c), classes.end()) << c;
-  EXPECT_EQ(std::find(classes.begin(), classes.end(), "TimeDistributed"), classes.end());
+  EXPECT_EQ(std::find(classes.begin(), classes.end(), "AdditiveAttention"), classes.end());
 }

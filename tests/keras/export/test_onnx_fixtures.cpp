@@ -99,7 +99,7 @@ TEST(OnnxFixtures, KerasApplicationsExportAndMatch) {
 TEST(OnnxFixtures, SequenceFixturesExportOrFailClearly) {
   SKIP_WITHOUT_ONNX_WRITER();
   const std::vector<std::pair<std::string, std::string>> expected{
-      {"rnn_model.keras", "Layer 'stacked' (RNN), Layer 'td' (TimeDistributed), Layer 'last' (RNN)"},
+      {"rnn_model.keras", "Layer 'stacked' (RNN), Layer 'last' (RNN)"},
       {"rnn_model.k2.h5", "Layer 'stacked' (RNN)"},
       {"mha_model.keras", ""},
       {"sequence/bilstm_states.keras", ""},
