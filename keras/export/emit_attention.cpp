@@ -77,7 +77,7 @@ std::vector<Value> emit_multi_head_attention(Graph& g, const EmitCall& c) {
   return {c.output(o)};
 }
 
-// Attention (Luong): scores q k^T ("dot", times `scale` with use_scale) or
+// Attention (Luong) and AdditiveAttention (Bahdanau, sum(scale * tanh(q_i + k_j))): scores q k^T ("dot", times `scale` with use_scale) or
 // concat_score_weight * sum(tanh(scale * (q_i + k_j))) ("concat"), softmax over the keys (the
 // causal mask subtracts 1e9, as Keras), then the weighted values; the scores as a second output
 // with return_attention_scores. No value or query masks (they come from layers that do not export).
@@ -87,10 +87,17 @@ std::vector<Value> emit_attention(Graph& g, const EmitCall& c) {
     fail<NotImplementedError>(where_of(c), "rank-3 [query, value(, key)] without keyword tensors", "another call");
   const std::string q = g.as_keras(c.inputs[0]), v = g.as_keras(c.inputs[1]);
   const std::string k = c.inputs.size() > 2 ? g.as_keras(c.inputs[2]) : v;
-  const bool scaled = cfg.value("use_scale", false);
+  const bool scaled = cfg.value("use_scale", c.layer.class_name() == "AdditiveAttention");
   const std::string scale = scaled ? c.weight(g, "scale", [&] { return host_weight(c.layer, "scale"); }) : "";
   std::string s;
-  if (cfg.value("score_mode", "dot") == "concat") {
+  if (c.layer.class_name() == "AdditiveAttention") {  // sum(scale * tanh(q_i + k_j)) over the features
+    const std::string sum = g.add("Add", {g.add("Unsqueeze", {q, g.constant_ints(c.hint("axis_m2"), {-2})}, {}, c.hint("q_i")),
+                                          g.add("Unsqueeze", {k, g.constant_ints(c.hint("axis_m3"), {-3})}, {}, c.hint("k_j"))},
+                                  {}, c.hint("q_plus_k"));
+    std::string t = g.add("Tanh", {sum}, {}, c.hint("tanh"));
+    if (scaled) t = g.add("Mul", {t, scale}, {}, c.hint("scaled"));
+    s = g.reduce("ReduceSum", t, {-1}, false, c.hint("scores"));
+  } else if (cfg.value("score_mode", "dot") == "concat") {
     std::string sum = g.add("Add", {g.add("Unsqueeze", {q, g.constant_ints(c.hint("axis_m2"), {-2})}, {}, c.hint("q_i")),
                                     g.add("Unsqueeze", {k, g.constant_ints(c.hint("axis_m3"), {-3})}, {}, c.hint("k_j"))},
                           {}, c.hint("q_plus_k"));
@@ -119,6 +126,7 @@ std::vector<Value> emit_attention(Graph& g, const EmitCall& c) {
 
 KERAS_REGISTER_ONNX_EMITTER("MultiHeadAttention", emit_multi_head_attention);
 KERAS_REGISTER_ONNX_EMITTER("Attention", emit_attention);
+KERAS_REGISTER_ONNX_EMITTER("AdditiveAttention", emit_attention);
 
 }  // namespace
 }  // namespace keras::onnx

@@ -195,6 +195,8 @@ TEST(OnnxExport, AttentionDotAndTimeDistributed) {
       {"attention_dot", [] { return P(L::Attention()); }, {{4, 3}, {5, 3}}},
       {"attention_scaled_key", [] { return P(L::Attention({.use_scale = true})); }, {{4, 3}, {5, 2}, {5, 3}}},
       {"attention_concat", [] { return P(L::Attention({.use_scale = true, .score_mode = "concat"})); }, {{4, 3}, {5, 3}}},
+      {"additive_attention", [] { return P(L::AdditiveAttention()); }, {{4, 3}, {5, 3}}},
+      {"additive_attention_unscaled_key", [] { return P(L::AdditiveAttention({.use_scale = false})); }, {{4, 3}, {5, 2}, {5, 3}}},
       {"dot_2d", [] { return P(L::Dot({.axes = L::DotAxes(1)})); }, {{4}, {4}}},
       {"dot_3d_22", [] { return P(L::Dot({.axes = L::DotAxes(2)})); }, {{3, 4}, {5, 4}}},
       {"dot_3d_12_normalized", [] { return P(L::Dot({.axes = L::DotAxes(1, 2), .normalize = true})); }, {{3, 4}, {5, 3}}},
@@ -327,12 +329,13 @@ TEST(OnnxExport, StaticBatchOpsetsAndExternalData) {
 
 TEST(OnnxExport, UnsupportedLayerFailsBeforeWritingAnything) {
   auto x = L::Input({5, 3});
-  auto y = L::AdditiveAttention({.name = "additive"})(std::vector<KerasTensor>{x, x})[0];
+  auto y = L::GroupQueryAttention({.head_dim = 2, .num_query_heads = 2, .num_key_value_heads = 1, .name = "gqa"})(
+      std::vector<KerasTensor>{x, x})[0];
   auto z = L::Dense({.units = 2})(L::Masking({.name = "mask"})(y));
   k::Model model(x, z, "unsupported");
   const auto path = std::filesystem::temp_directory_path() / ("keras_onnx_unsupported_" + std::to_string(getpid()) + ".onnx");
   k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(model, path.string()); },
-                                                   {"Layer 'additive' (AdditiveAttention)", "Layer 'mask' (Masking)"});
+                                                   {"Layer 'gqa' (GroupedQueryAttention)", "Layer 'mask' (Masking)"});
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
@@ -356,5 +359,5 @@ TEST(OnnxExport, ListsTheExportableClasses) {
   const auto classes = k::onnx_exportable_classes();
   for (const char* c : {"Conv2D", "Dense", "BatchNormalization", "Dropout", "Concatenate", "LayerNormalization"})
     EXPECT_NE(std::find(classes.begin(), classes.end(), c), classes.end()) << c;
-  EXPECT_EQ(std::find(classes.begin(), classes.end(), "AdditiveAttention"), classes.end());
+  EXPECT_EQ(std::find(classes.begin(), classes.end(), "GroupedQueryAttention"), classes.end());
 }
