@@ -27,10 +27,11 @@ set(allowed_keras/models backend layers losses metrics optimizers keras/utils ke
 set(allowed_keras/saving ${allowed_keras/models} keras/saving)
 set(allowed_keras/debugging ${allowed_keras/models} keras/debugging)
 set(allowed_keras/applications ${allowed_keras/saving} keras/applications)
+set(allowed_keras/export ${allowed_keras/models} keras/export)
 set(allowed_callbacks ${allowed_keras/saving} callbacks)
-set(allowed_keras ${allowed_callbacks} keras/datasets keras/applications keras/debugging)
+set(allowed_keras ${allowed_callbacks} keras/datasets keras/applications keras/debugging keras/export)
 set(folders
-  keras/utils keras/profiler keras/data keras/datasets keras/distribute keras/models keras/saving keras/applications keras/debugging
+  keras/utils keras/profiler keras/data keras/datasets keras/distribute keras/models keras/saving keras/applications keras/debugging keras/export
   backend layers losses metrics optimizers callbacks keras)
 
 # The table folder a relative path ("keras/saving/hdf5/hdf5.h") belongs to, or "" for none.

@@ -39,6 +39,7 @@
 #include "keras/debugging/tensor_stats.h"
 #include "keras/distribute/distribution.h"
 #include "keras/distribute/gradient_reducer.h"
+#include "keras/export/export.h"
 #include "keras/models/adapt.h"
 #include "keras/models/callback.h"
 #include "keras/models/conv_bn_fold.h"

@@ -11,6 +11,7 @@ packages=(
   build-essential cmake ccache pkg-config
   libdnnl-dev libhdf5-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libbenchmark-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev  # ONNX export: the official schema (onnx_pb.h, libonnx_proto)
   dataset-fashion-mnist libstb-dev python3 python3-venv
   libopenmpi-dev openmpi-bin  # multi-process training (keras::distribution) and its mpirun tests
   locales  # locale sources: the CSV test builds a decimal-comma locale from them
@@ -35,23 +36,26 @@ for p in "${packages[@]}"; do
 done
 
 # Some tests check our files with the real readers: tensorboard reads our event files, h5py our
-# weights files. They are test references only, never runtime dependencies, and live in a virtual
+# weights files, onnx (onnx.checker) and onnxruntime our exported models. They are test references only, never runtime dependencies, and live in a virtual
 # environment in .venv (tests/support/python.h finds it): never in the system's Python or in
 # ~/.local, where pip's NumPy would shadow Debian's and break Debian's PyTorch. Without them
 # those tests skip with a message.
 install_test_references() {
   local venv="$root/.venv"
+  # A half-made environment (no pip) is made again.
   if ! "$venv/bin/python3" -c "import tensorboard, h5py" 2>/dev/null; then
-    # A half-made environment (no pip) is made again.
     { "$venv/bin/python3" -m pip --version >/dev/null 2>&1 || /usr/bin/python3 -m venv --clear "$venv"; } &&
       "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check tensorboard h5py ||
       echo "setup.sh: warning: the test references (tensorboard, h5py) are not installed in $venv; their tests will skip"
   fi
-  # TensorBoard's profile plugin (xprof) reads the profiler's traces back; apart, so that a
-  # failure here leaves the others in place.
+  # Each of the others apart, so that a failure leaves the rest in place. TensorBoard's profile
+  # plugin (xprof) reads the profiler's traces back; onnxruntime has no wheel for some platforms.
   "$venv/bin/python3" -c "import xprof.profile_plugin" 2>/dev/null ||
     "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check tensorboard-plugin-profile ||
     echo "setup.sh: warning: tensorboard-plugin-profile is not installed in $venv; the profiler's plugin checks will skip"
+  "$venv/bin/python3" -c "import onnx, onnxruntime" 2>/dev/null ||
+    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check onnx onnxruntime ||
+    echo "setup.sh: warning: onnx / onnxruntime are not installed in $venv; the ONNX export checks will skip"
 }
 
 if ((${#missing[@]} == 0)); then

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Timing and environment report shared by the PyTorch sides of apps/benchmark
-(torchvision_bench.py, sequence_bench.py): the same measurement as shared/bench/torch_bench.py."""
+"""Timing and environment report shared by the Python sides of apps/benchmark
+(torchvision_bench.py, sequence_bench.py, onnxruntime_bench.py): the same measurement as
+shared/bench/torch_bench.py. torch is imported only by environment(), so the ONNX Runtime side
+runs where torch is not installed."""
 import math
 import os
 import platform
 import statistics
 import time
-
-import torch
 
 
 def measure(step, pool, batch, a):
@@ -37,6 +37,8 @@ def measure(step, pool, batch, a):
 def environment(**versions):
     """What the numbers depend on: versions (torch's, plus `versions`), threads, the math libraries
     mapped into the process, and the environment variables of the tuned configs."""
+    import torch
+
     mapped = set()
     with open("/proc/self/maps") as f:
         for line in f:

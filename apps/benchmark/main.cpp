@@ -60,6 +60,9 @@ struct Options {
   bool check_numerics = false;  // our side runs with keras::debugging check-numerics on
   int profile_rounds = 0;
   int profile_steps = 20;
+  // The other side: "torch", or "onnxruntime" (ONNX Runtime on our exported model, inference).
+  std::string against = "torch";
+  std::string ort_python = std::string(KERAS_SOURCE_DIR) + "/.venv/bin/python3";
 };
 
 const char* kUsage =
@@ -69,6 +72,7 @@ const char* kUsage =
     "                 [--warmup N] [--min-time S] [--bench-dir DIR] [--python PATH]\n"
     "                 [--config stock|openblas|openblas-skx|tuned] [--side both|ours|torch]\n"
     "                 [--omp-wait-policy passive|active] [--peak-seconds S] [--check-numerics]\n"
+    "       benchmark [--workload W] --against onnxruntime [--ort-python PATH]   (inference: ours vs ONNX Runtime on our export)\n"
     "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step and its kernels per op, ours only)\n"
     "       benchmark [--workload W] --profile-overhead ROUNDS [--profile-steps N]   (a training epoch of N\n"
     "                 batches (default 20) with keras::profiler off and on, alternated ROUNDS times, ours only)\n"
@@ -121,6 +125,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--check-numerics") o.check_numerics = true;  // our worker: KERAS_CHECK_NUMERICS=1
     else if (a == "--profile-overhead") o.profile_rounds = static_cast<int>(number(i, 1));
     else if (a == "--profile-steps") o.profile_steps = static_cast<int>(number(i, 1));
+    else if (a == "--against") o.against = value(i);
+    else if (a == "--ort-python") o.ort_python = value(i);
     else if (a == "-h" || a == "--help") std::printf("%s%s\n", kUsage, default_bench_dir().c_str()), std::exit(0);
     else usage_error("unknown argument '" + a + "'");
   }
@@ -129,6 +135,12 @@ Options parse(int argc, char** argv) {
     usage_error("--mode: expected both, train or infer, got '" + o.mode + "'");
   if (!o.wait_policy.empty() && o.wait_policy != "passive" && o.wait_policy != "active")
     usage_error("--omp-wait-policy: expected passive or active, got '" + o.wait_policy + "'");
+  if (o.against != "torch" && o.against != "onnxruntime")
+    usage_error("--against: expected torch or onnxruntime, got '" + o.against + "'");
+  if (o.against == "onnxruntime") {
+    if (!o.mode.empty() && o.mode != "infer") usage_error("--against onnxruntime times inference only (--mode infer)");
+    o.mode = "infer";
+  }
   if (o.config == "auto") {
     __builtin_cpu_init();
     o.config = __builtin_cpu_supports("avx512f") ? "tuned" : "openblas+malloc";
@@ -255,6 +267,21 @@ Sample run_torch(const Options& o, const bench::Workload& w, double peak_gflops)
           j["flops"]["macs_per_sample"].get<int64_t>()};
 }
 
+// ONNX Runtime (CPU, o.threads intra-op threads) running our export of the workload's model:
+// apps/benchmark/onnxruntime_bench.py with the test venv's Python, which has onnxruntime.
+Sample run_onnxruntime(const Options& o, const bench::Workload& w, const std::string& model_path, int64_t macs) {
+  std::vector<std::string> args = {o.ort_python, (source_dir() / "onnxruntime_bench.py").string(), "--model", model_path,
+                                   "--batch", std::to_string(w.batch), "--threads", std::to_string(o.threads),
+                                   "--repeats", std::to_string(o.timing.repeats), "--warmup",
+                                   std::to_string(o.timing.warmup), "--min-time", std::to_string(o.timing.min_time)};
+  std::vector<std::pair<std::string, std::string>> env;
+  if (!o.wait_policy.empty()) env.emplace_back("OMP_WAIT_POLICY", o.wait_policy);
+  ChildResult r = run_child(args, env);
+  check_exit(r, "onnxruntime_bench.py", "Needs " + o.ort_python + " with onnxruntime (bash scripts/setup.sh).");
+  json j = last_json_line(r.out, "onnxruntime_bench.py");
+  return {0, phase_rate(j, "infer"), static_cast<double>(r.usage.ru_maxrss) / 1024.0, macs};
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -322,12 +349,18 @@ int run_driver(const Options& o, const bench::Workload& w) {
   std::printf("%-6s %-6s %16s %16s %14s\n", "round", "side", "train samples/s", "infer samples/s", "peak RSS MiB");
   std::fflush(stdout);
 
-  Side ours{"ours", o.side != "torch", {}}, torch{"torch", o.side != "ours", {}};
+  const bool ort = o.against == "onnxruntime";
+  Side ours{"ours", o.side != "torch", {}}, torch{ort ? "onnxruntime" : "torch", o.side != "ours", {}};
   int64_t torch_macs = macs;
+  // The ONNX Runtime side runs the very model our side builds, exported once (random weights;
+  // inference time does not depend on their values).
+  const std::string onnx_path =
+      (fs::temp_directory_path() / ("keras_bench_" + std::to_string(getpid()) + "_" + w.name + ".onnx")).string();
+  if (ort && torch.enabled) keras::export_model(*w.build(), onnx_path);
   for (int round = 1; round <= o.rounds; ++round) {
     for (Side* s : {&ours, &torch}) {
       if (!s->enabled) continue;
-      Sample x = s == &ours ? run_ours(o) : run_torch(o, w, peak);
+      Sample x = s == &ours ? run_ours(o) : ort ? run_onnxruntime(o, w, onnx_path, macs) : run_torch(o, w, peak);
       if (s == &torch) torch_macs = x.macs_per_sample;
       s->rounds.push_back(x);
       std::printf("%-6d %-6s %16s %16s %14.1f\n", round, s->name.c_str(), rate_str(x.train).c_str(),
@@ -339,6 +372,7 @@ int run_driver(const Options& o, const bench::Workload& w) {
   // The best of two peak measurements, the least disturbed one (the machine may be shared).
   std::string isa_end;
   peak = std::max(peak, bench::measure_fma_peak_gflops(o.threads, o.peak_seconds, isa_end));
+  if (ort) fs::remove(onnx_path);
   std::printf("\nFMA peak (best of start and end) %.1f GFLOP/s; load average now %.2f\n", peak, load_average());
   std::printf("%-14s %16s %16s %12s %10s %12s %10s %14s\n", "median", "train samples/s", "infer samples/s",
               "train GFLOP/s", "% of peak", "infer GFLOP/s", "% of peak", "peak RSS MiB");
@@ -365,7 +399,7 @@ int run_driver(const Options& o, const bench::Workload& w) {
                    {"infer_rounds", s->collect(&Sample::infer)}});
     sides[s->name] = side;
   }
-  json out = {{"bench", "ours_vs_torch"},
+  json out = {{"bench", ort ? "ours_vs_onnxruntime" : "ours_vs_torch"},
               {"workload", w.name},
               {"batch", w.batch},
               {"mode", o.mode},
@@ -394,7 +428,8 @@ int run_driver(const Options& o, const bench::Workload& w) {
   }
   if (ours.enabled && torch.enabled) {
     double rt = ratio(ours.train(), torch.train()), ri = ratio(ours.infer(), torch.infer());
-    std::printf("%-14s %16s %16s\n", "ours/torch", fixed_or_dash(rt, train, 3).c_str(), fixed_or_dash(ri, infer, 3).c_str());
+    std::printf("%-14s %16s %16s\n", ("ours/" + torch.name).c_str(), fixed_or_dash(rt, train, 3).c_str(),
+                fixed_or_dash(ri, infer, 3).c_str());
     if (train) out["ratio_train"] = rt;
     if (infer) out["ratio_infer"] = ri;
     // Networks of different size (torchvision's resnet50 is v1.5): the ratio of FLOP rates too.

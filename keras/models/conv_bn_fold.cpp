@@ -95,34 +95,34 @@ ConvBnFold::Key ConvBnFold::current_key() const {
   return key;
 }
 
-Tensor ConvBnFold::run(const Tensor& x) const {
+std::pair<Tensor, Tensor> ConvBnFold::folded_weights() const {
   const auto [conv_kernel, conv_bias] = conv_variables(*conv_, depthwise_);
   const auto& b = static_cast<const layers::BatchNormalizationImpl&>(*bn_);
   const auto& bo = b.options();
-  Tensor kernel, bias;
-  {
-    std::lock_guard lock(cache_->mutex);
-    Key key = current_key();
-    if (key != cache_->key || !cache_->kernel.defined()) {
-      NoGradGuard no_grad;
-      const Tensor variance = b.moving_variance().value();
-      Tensor scale = ops::divide(Tensor::full(variance.shape(), 1.0, variance.dtype()),
-                                 ops::sqrt(ops::add(variance, bo.epsilon)));
-      if (bo.scale) scale = ops::multiply(scale, b.gamma().value());
-      // The kernel's last axis is the output channel, so the scale broadcasts over it; a depthwise
-      // kernel (kh, kw, C, m) is first the grouped kernel (kh, kw, 1, C * m) that conv2d runs.
-      Tensor k = conv_kernel->value();
-      if (depthwise_) k = ops::reshape(k, {k.dim(0), k.dim(1), 1, k.dim(2) * k.dim(3)});
-      cache_->kernel = ops::multiply(k, scale);
-      Tensor shift = conv_bias->defined() ? ops::subtract(conv_bias->value(), b.moving_mean().value())
-                                          : ops::multiply(b.moving_mean().value(), -1.0);
-      cache_->bias = ops::multiply(shift, scale);
-      if (bo.center) cache_->bias = ops::add(cache_->bias, b.beta().value());
-      cache_->key = std::move(key);
-    }
-    kernel = cache_->kernel;
-    bias = cache_->bias;
+  std::lock_guard lock(cache_->mutex);
+  Key key = current_key();
+  if (key != cache_->key || !cache_->kernel.defined()) {
+    NoGradGuard no_grad;
+    const Tensor variance = b.moving_variance().value();
+    Tensor scale = ops::divide(Tensor::full(variance.shape(), 1.0, variance.dtype()),
+                               ops::sqrt(ops::add(variance, bo.epsilon)));
+    if (bo.scale) scale = ops::multiply(scale, b.gamma().value());
+    // The kernel's last axis is the output channel, so the scale broadcasts over it; a depthwise
+    // kernel (kh, kw, C, m) is first the grouped kernel (kh, kw, 1, C * m) that conv2d runs.
+    Tensor k = conv_kernel->value();
+    if (depthwise_) k = ops::reshape(k, {k.dim(0), k.dim(1), 1, k.dim(2) * k.dim(3)});
+    cache_->kernel = ops::multiply(k, scale);
+    Tensor shift = conv_bias->defined() ? ops::subtract(conv_bias->value(), b.moving_mean().value())
+                                        : ops::multiply(b.moving_mean().value(), -1.0);
+    cache_->bias = ops::multiply(shift, scale);
+    if (bo.center) cache_->bias = ops::add(cache_->bias, b.beta().value());
+    cache_->key = std::move(key);
   }
+  return {cache_->kernel, cache_->bias};
+}
+
+Tensor ConvBnFold::run(const Tensor& x) const {
+  const auto [kernel, bias] = folded_weights();
   if (depthwise_) {
     const auto& o = static_cast<const layers::DepthwiseConv2DImpl&>(*conv_).options();
     return ops::conv2d(x, kernel, bias,

@@ -42,6 +42,10 @@ class ConvBnFold {
   bool applies(bool bn_training, const Tensor& x) const;
   // x (N, H, W, C) -> the chain's output, with the folded weights.
   Tensor run(const Tensor& x) const;
+  // The folded kernel and bias (cached like run's): a Conv2D's kernel keeps its layout
+  // (kh, kw, in / groups, out); a depthwise kernel (kh, kw, C, m) comes as the grouped
+  // (kh, kw, 1, C * m). Also what the ONNX exporter writes.
+  std::pair<Tensor, Tensor> folded_weights() const;
   bool folds_relu() const { return activation_ != "linear"; }
 
  private:

@@ -28,6 +28,7 @@ class BatchSource;
 namespace optimizers { class Optimizer; }
 struct SaveOptions;
 struct LoadWeightsOptions;
+struct ExportOptions;
 struct LoadReport;
 namespace losses { class Loss; }
 namespace metrics { class Metric; }
@@ -193,6 +194,11 @@ class Model : public Layer {
   LoadReport load_weights(const std::string& path, const LoadWeightsOptions& options);
   // The Keras 3 JSON config (to_json(*this)).
   std::string to_json() const;
+  // ---- export (keras/export/export.h has the contract; include it or keras/keras.h) ----
+  // Keras's model.export(path, format="onnx"): export_model(*this, path[, options]). (`export`
+  // itself is a C++ keyword.)
+  void export_model(const std::string& path) const;
+  void export_model(const std::string& path, const ExportOptions& options) const;
 
  protected:
   // For Sequential (graph set later) and subclassed models (a user class overriding call()).
