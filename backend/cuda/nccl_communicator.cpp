@@ -3,7 +3,6 @@
 // others over the bootstrap communicator (MPI). Collectives run on the communicator's own stream:
 // each waits for the device's compute stream (the buffers' producers) and the compute stream
 // waits for the collective, so ops queued after it see its result.
-#include <dlfcn.h>
 #include <nccl.h>
 
 #include <array>
@@ -28,33 +27,16 @@ struct NcclApi {
 
 const NcclApi& nccl() {
   static const NcclApi api = [] {
-    const std::string soname = "libnccl.so." + std::to_string(NCCL_MAJOR);
-    std::string tried = soname;
-    void* lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
-#ifdef KERAS_CUDA_LIBRARY_DIR
-    if (!lib) {
-      const std::string path = std::string(KERAS_CUDA_LIBRARY_DIR) + "/" + soname;
-      tried += ", " + path;
-      lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    }
-#endif
-    if (!lib)
-      fail<DeviceError>("NCCL", "a loadable " + soname, "none (tried " + tried + ")",
-                        "Install NCCL or add its folder to LD_LIBRARY_PATH.");
-    auto sym = [&](auto& fn, const char* name) {
-      void* p = dlsym(lib, name);
-      if (!p) fail<DeviceError>("NCCL", std::string("the symbol ") + name + " in " + soname, "none");
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-    };
+    const cuda::DynamicLibrary lib("NCCL", "libnccl.so." + std::to_string(NCCL_MAJOR));
     NcclApi a{};
-    sym(a.get_unique_id, "ncclGetUniqueId");
-    sym(a.comm_init_rank, "ncclCommInitRank");
-    sym(a.comm_destroy, "ncclCommDestroy");
-    sym(a.comm_abort, "ncclCommAbort");
-    sym(a.all_reduce, "ncclAllReduce");
-    sym(a.broadcast, "ncclBroadcast");
-    sym(a.all_gather, "ncclAllGather");
-    sym(a.error_string, "ncclGetErrorString");
+    lib.bind(a.get_unique_id, "ncclGetUniqueId");
+    lib.bind(a.comm_init_rank, "ncclCommInitRank");
+    lib.bind(a.comm_destroy, "ncclCommDestroy");
+    lib.bind(a.comm_abort, "ncclCommAbort");
+    lib.bind(a.all_reduce, "ncclAllReduce");
+    lib.bind(a.broadcast, "ncclBroadcast");
+    lib.bind(a.all_gather, "ncclAllGather");
+    lib.bind(a.error_string, "ncclGetErrorString");
     return a;
   }();
   return api;

@@ -56,35 +56,38 @@ void check(cudaError_t status, const char* where) {
   fail<DeviceError>(where, "CUDA success", std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status));
 }
 
+DynamicLibrary::DynamicLibrary(std::string what, std::string soname) : what_(std::move(what)), soname_(std::move(soname)) {
+  std::string tried = soname_;
+  handle_ = dlopen(soname_.c_str(), RTLD_NOW | RTLD_LOCAL);
+#ifdef KERAS_CUDA_LIBRARY_DIR
+  if (!handle_) {
+    const std::string path = std::string(KERAS_CUDA_LIBRARY_DIR) + "/" + soname_;
+    tried += ", " + path;
+    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
+#endif
+  if (!handle_)
+    fail<DeviceError>(what_, "a loadable " + soname_, "none (tried " + tried + ")",
+                      "Install " + what_ + " or add its folder to LD_LIBRARY_PATH.");
+}
+
+void* DynamicLibrary::symbol(const char* name) const {
+  void* p = dlsym(handle_, name);
+  if (!p) fail<DeviceError>(what_, std::string("the symbol ") + name + " in " + soname_, "none");
+  return p;
+}
+
 const CublasApi& cublas() {
   static const CublasApi api = [] {
-    // The soname of the cuBLAS the backend was compiled against: the loader's search (ld cache,
-    // LD_LIBRARY_PATH) first, then the toolkit's library folder seen at configure time.
-    const std::string soname = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
-    std::string tried = soname;
-    void* lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
-#ifdef KERAS_CUDA_LIBRARY_DIR
-    if (!lib) {
-      const std::string path = std::string(KERAS_CUDA_LIBRARY_DIR) + "/" + soname;
-      tried += ", " + path;
-      lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    }
-#endif
-    if (!lib)
-      fail<DeviceError>("cuBLAS", "a loadable " + soname, "none (tried " + tried + ")",
-                        "Install cuBLAS or add its folder to LD_LIBRARY_PATH.");
-    auto sym = [&](auto& fn, const char* name) {
-      void* p = dlsym(lib, name);
-      if (!p) fail<DeviceError>("cuBLAS", std::string("the symbol ") + name + " in " + soname, "none");
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-    };
+    // The soname of the cuBLAS the backend was compiled against.
+    const DynamicLibrary lib("cuBLAS", "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
     CublasApi a{};
-    sym(a.create, "cublasCreate_v2");
-    sym(a.set_stream, "cublasSetStream_v2");
-    sym(a.set_math_mode, "cublasSetMathMode");
-    sym(a.gemm_strided_batched_ex, "cublasGemmStridedBatchedEx");
-    sym(a.status_name, "cublasGetStatusName");
-    sym(a.status_string, "cublasGetStatusString");
+    lib.bind(a.create, "cublasCreate_v2");
+    lib.bind(a.set_stream, "cublasSetStream_v2");
+    lib.bind(a.set_math_mode, "cublasSetMathMode");
+    lib.bind(a.gemm_strided_batched_ex, "cublasGemmStridedBatchedEx");
+    lib.bind(a.status_name, "cublasGetStatusName");
+    lib.bind(a.status_string, "cublasGetStatusString");
     return a;
   }();
   return api;

@@ -6,6 +6,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <string>
+
 #include "backend/device.h"
 #include "backend/errors.h"
 
@@ -30,6 +32,25 @@ class DeviceGuard {
 
  private:
   int previous_ = -1;
+};
+
+// A library of the toolkit opened with dlopen: the loader's search (ld cache, LD_LIBRARY_PATH)
+// first, then the toolkit's library folder seen at configure time. Throws DeviceError naming
+// `what` when the library or a symbol is missing. Never closed (the handles live as long as the
+// process, as the function tables built from them).
+class DynamicLibrary {
+ public:
+  DynamicLibrary(std::string what, std::string soname);
+  // Sets `fn` to the symbol `name`.
+  template <class F>
+  void bind(F& fn, const char* name) const {
+    fn = reinterpret_cast<F>(symbol(name));
+  }
+
+ private:
+  void* symbol(const char* name) const;
+  std::string what_, soname_;
+  void* handle_ = nullptr;
 };
 
 // cuBLAS, loaded with dlopen on first use rather than linked: loading libcublas/libcublasLt
