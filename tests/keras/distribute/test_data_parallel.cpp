@@ -13,6 +13,8 @@
 #include <fstream>
 #include <numeric>
 
+#include <unistd.h>
+
 #include "backend/collectives/communicator.h"
 #include "backend/ops.h"
 #include "backend/random.h"
@@ -126,6 +128,15 @@ bool same_on_every_process(const TensorList& weights) {
   return true;
 }
 
+// A folder for one run of this program: ctest may run the one-process and the mpirun runs at
+// once, so the name carries the world size (and the pid of process 0, shared by broadcast).
+std::filesystem::path scratch_dir(const std::string& name) {
+  int64_t pid = ::getpid();
+  world().broadcast(&pid, 1, collectives::ElementType::int64, 0);
+  return std::filesystem::temp_directory_path() /
+         (name + "_np" + std::to_string(world().size()) + "_" + std::to_string(pid));
+}
+
 struct Case {
   const char* name;
   std::unique_ptr<Sequential> (*make)();
@@ -227,7 +238,7 @@ class CountingWriter : public Callback {
 
 TEST(DataParallel, WritersRunOnProcessZeroAndEveryProcessStopsTogether) {
   Data d = make_data({8}, 96, 3);
-  const auto dir = std::filesystem::temp_directory_path() / "keras_dp_callbacks";
+  const auto dir = scratch_dir("keras_dp_callbacks");
   if (world().rank() == 0) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
@@ -253,7 +264,7 @@ TEST(DataParallel, WritersRunOnProcessZeroAndEveryProcessStopsTogether) {
 
 TEST(DataParallel, BackupAndRestoreResumesEveryProcess) {
   Data d = make_data({8}, 96, 3);
-  const auto dir = std::filesystem::temp_directory_path() / "keras_dp_backup";
+  const auto dir = scratch_dir("keras_dp_backup");
   if (world().rank() == 0) std::filesystem::remove_all(dir);
   world().barrier();
   auto backup = [&] {
