@@ -260,6 +260,8 @@ TEST(DataParallel, WritersRunOnProcessZeroAndEveryProcessStopsTogether) {
   int lines = 0;
   for (std::string line; std::getline(in, line);) ++lines;
   EXPECT_EQ(lines, 3) << "a header and one line per epoch, written once";
+  world().barrier();
+  if (world().rank() == 0) std::filesystem::remove_all(dir);
 }
 
 TEST(DataParallel, BackupAndRestoreResumesEveryProcess) {
