@@ -7,7 +7,10 @@
 #include <cstring>
 
 #include "backend/collectives/communicator.h"
+#include "backend/autodiff.h"
+#include "backend/collectives/collective_ops.h"
 #include "backend/collectives/half_precision.h"
+#include "backend/ops.h"
 
 using namespace keras;
 using namespace keras::collectives;
@@ -119,4 +122,22 @@ TEST(HalfPrecision, ConversionsRoundToNearestEven) {
     EXPECT_EQ(float_to_float16(float16_to_float(h)), h) << std::hex << h;
   EXPECT_TRUE(std::isinf(float16_to_float(0x7c00)));
   EXPECT_TRUE(std::isnan(float16_to_float(float_to_float16(NAN))));
+}
+
+TEST(Collectives, AllSumOpAndItsGradientSumOverTheTrainingGroup) {
+  set_training_group(&world());
+  Tensor x = Tensor::full({3}, rank() + 1.0, DType::float64);
+  x.set_requires_grad(true);
+  Tensor w = Tensor::from_vector<double>({1, 2, 3});
+  TensorList grads;
+  Tensor y;
+  {
+    GradientTape tape;
+    y = ops::all_sum(x);
+    grads = tape.gradient(ops::sum(ops::multiply(y, w)), {x});
+  }
+  set_training_group(nullptr);
+  for (double v : y.to_vector<double>()) EXPECT_DOUBLE_EQ(v, rank_sum());
+  // Every process's loss depends on x: d(sum of the losses)/dx = size * w.
+  EXPECT_EQ(grads[0].to_vector<double>(), (std::vector<double>{1.0 * size(), 2.0 * size(), 3.0 * size()}));
 }
