@@ -5,58 +5,11 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/cuda/device_utils.cuh"
 #include "backend/cuda/kernels.h"
 
 namespace keras::cuda::kernels {
 namespace {
-
-constexpr int kThreads = 256;
-
-int blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 1 ? 1 : (b > 65535 ? 65535 : b));  // grid-stride loops cover the rest
-}
-
-__device__ inline int64_t offset_of(const Indexer& ix, int64_t flat) {
-  int64_t off = 0;
-  for (int d = ix.rank - 1; d >= 0; --d) {
-    int64_t e = ix.ext[d];
-    off += (flat % e) * ix.stride[d];
-    flat /= e;
-  }
-  return off;
-}
-
-#define KERAS_GRID_LOOP(i, n) \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
-
-template <class F>
-void dispatch_all(DType t, F&& f) {
-  switch (t) {
-    case DType::float32: f(float{}); return;
-    case DType::float64: f(double{}); return;
-    case DType::int32: f(int32_t{}); return;
-    case DType::int64: f(int64_t{}); return;
-    case DType::boolean: f(bool{}); return;
-  }
-}
-
-template <class F>
-void dispatch_numeric(DType t, F&& f) {
-  switch (t) {
-    case DType::float32: f(float{}); return;
-    case DType::float64: f(double{}); return;
-    case DType::int32: f(int32_t{}); return;
-    case DType::int64: f(int64_t{}); return;
-    default: return;
-  }
-}
-
-template <class F>
-void dispatch_float(DType t, F&& f) {
-  if (t == DType::float32) f(float{});
-  else if (t == DType::float64) f(double{});
-}
 
 // ---- fill, gather, astype ----
 
@@ -158,8 +111,6 @@ __global__ void activation_grad_kernel(Act act, const T* dy, const T* y, T* dx, 
 
 // ---- reductions ----
 
-template <class T>
-using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
 
 // One thread per output: for short reductions (few reduced elements, many outputs).
 template <class T>
