@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "backend/autodiff.h"
+#include "backend/device_copy.h"
 #include "backend/op_registry.h"
 
 namespace keras {
@@ -32,6 +33,10 @@ std::array<std::array<DeviceCopyFn, kNumDeviceKinds>, kNumDeviceKinds>& device_c
 
 void register_device_copy(DeviceKind from, DeviceKind to, DeviceCopyFn fn) {
   device_copies()[static_cast<int>(from)][static_cast<int>(to)] = fn;
+}
+
+DeviceCopyFn registered_device_copy(DeviceKind from, DeviceKind to) {
+  return device_copies()[static_cast<int>(from)][static_cast<int>(to)];
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) { return Tensor(make_impl(shape, dtype, device)); }

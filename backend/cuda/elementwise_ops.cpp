@@ -137,8 +137,12 @@ void sum_masked(const Tensor& x, const std::vector<bool>& mask, Tensor& out, dou
   auto kept = cuda::make_indexers(kept_ext, {kept_st}, name);
   auto red = cuda::make_indexers(red_ext, {red_st}, name);
   DeviceGuard guard(x.device().index);
-  k::reduce_sum(x.dtype(), x.raw_data(), kept[0], red[0], out.raw_data(), shape_numel(kept_ext), shape_numel(red_ext),
-                scale, stream_of(x));
+  const int64_t n_out = shape_numel(kept_ext), n_red = shape_numel(red_ext);
+  k::ReducePlan plan = k::plan_reduce_sum(kept[0], n_out, n_red);
+  Tensor scratch;
+  if (int64_t bytes = plan.scratch_bytes(n_out)) scratch = Tensor::empty({bytes / 8}, DType::float64, x.device());
+  k::reduce_sum(x.dtype(), x.raw_data(), kept[0], red[0], out.raw_data(), n_out, n_red, scale, plan,
+                scratch.defined() ? scratch.raw_data() : nullptr, stream_of(x));
   cuda::check_launch(name);
 }
 

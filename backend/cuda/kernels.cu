@@ -2,6 +2,7 @@
 // file on purpose: nvcc is slow, and these share the indexing and dispatch helpers.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -110,43 +111,93 @@ __global__ void activation_grad_kernel(Act act, const T* dy, const T* y, T* dx, 
 }
 
 // ---- reductions ----
+// Each output's sum over the reduced elements may be split into `chunks` partial sums (scratch,
+// in the accumulator type), combined by a second launch in a fixed order: deterministic, and
+// the whole GPU works on a few long reductions (a full sum, a bias gradient).
 
+__device__ inline int64_t reduced_offset(const Indexer& red, int64_t r) {
+  return red.rank == 1 ? r * red.stride[0] : offset_of(red, r);
+}
 
-// One thread per output: for short reductions (few reduced elements, many outputs).
+template <class T, class A>
+__device__ inline void store_sum(T* out, A* partial, int64_t slot, A s, double scale, bool final_pass) {
+  if (!final_pass) partial[slot] = s;
+  else out[slot] = static_cast<T>(scale == 1.0 ? s : static_cast<A>(static_cast<double>(s) * scale));
+}
+
+// Threads over outputs (coalesced when the kept axes are innermost), blockIdx.y over chunks of
+// the reduced range: writes partial[chunk * n_out + o], or out[o] when there is one chunk.
 template <class T>
-__global__ void reduce_thread_kernel(const T* x, Indexer kept, Indexer red, T* out, int64_t n_out, int64_t n_red,
-                                     double scale) {
+__global__ void reduce_columns_kernel(const T* x, Indexer kept, Indexer red, T* out, Acc<T>* partial, int64_t n_out,
+                                      int64_t n_red, int64_t chunk_len, double scale) {
+  const int64_t r0 = blockIdx.y * chunk_len, r1 = r0 + chunk_len < n_red ? r0 + chunk_len : n_red;
   KERAS_GRID_LOOP(o, n_out) {
     const T* base = x + offset_of(kept, o);
     Acc<T> s = 0;
-    for (int64_t r = 0; r < n_red; ++r) s += static_cast<Acc<T>>(base[offset_of(red, r)]);
-    out[o] = static_cast<T>(scale == 1.0 ? s : static_cast<Acc<T>>(static_cast<double>(s) * scale));
+    for (int64_t r = r0; r < r1; ++r) s += static_cast<Acc<T>>(base[reduced_offset(red, r)]);
+    store_sum(out, partial, gridDim.y == 1 ? o : blockIdx.y * n_out + o, s, scale, gridDim.y == 1);
   }
 }
 
-// One block per output, a tree sum over the block: for long reductions (bias gradients, totals).
+// Sums `chunks` partials per output (partial[c * n_out + o], c in order) into out.
 template <class T>
-__global__ void reduce_block_kernel(const T* x, Indexer kept, Indexer red, T* out, int64_t n_out, int64_t n_red,
-                                    double scale) {
-  __shared__ Acc<T> partial[kThreads];
-  for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
+__global__ void combine_columns_kernel(const Acc<T>* partial, T* out, int64_t n_out, int64_t chunks, double scale) {
+  KERAS_GRID_LOOP(o, n_out) {
+    Acc<T> s = 0;
+    for (int64_t c = 0; c < chunks; ++c) s += partial[c * n_out + o];
+    store_sum(out, static_cast<Acc<T>*>(nullptr), o, s, scale, true);
+  }
+}
+
+template <class A>
+__device__ inline A block_sum(A v) {
+  __shared__ A shared[kThreads];
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int width = kThreads / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width) shared[threadIdx.x] += shared[threadIdx.x + width];
+    __syncthreads();
+  }
+  A total = shared[0];
+  __syncthreads();  // the next call reuses `shared`
+  return total;
+}
+
+// Blocks over (chunk = blockIdx.x, output = blockIdx.y...): the threads of a block read
+// consecutive reduced elements (coalesced when a reduced axis is innermost). Writes
+// partial[o * chunks + chunk], or out[o] when there is one chunk.
+template <class T>
+__global__ void reduce_rows_kernel(const T* x, Indexer kept, Indexer red, T* out, Acc<T>* partial, int64_t n_out,
+                                   int64_t n_red, int64_t chunk_len, double scale) {
+  const int64_t chunks = gridDim.x;
+  const int64_t r0 = blockIdx.x * chunk_len, r1 = r0 + chunk_len < n_red ? r0 + chunk_len : n_red;
+  for (int64_t o = blockIdx.y; o < n_out; o += gridDim.y) {
     const T* base = x + offset_of(kept, o);
     Acc<T> s = 0;
-    for (int64_t r = threadIdx.x; r < n_red; r += blockDim.x) s += static_cast<Acc<T>>(base[offset_of(red, r)]);
-    partial[threadIdx.x] = s;
-    __syncthreads();
-    for (int width = kThreads / 2; width > 0; width /= 2) {
-      if (static_cast<int>(threadIdx.x) < width) partial[threadIdx.x] += partial[threadIdx.x + width];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-      Acc<T> total = partial[0];
-      out[o] = static_cast<T>(scale == 1.0 ? total : static_cast<Acc<T>>(static_cast<double>(total) * scale));
-    }
-    __syncthreads();
+    for (int64_t r = r0 + threadIdx.x; r < r1; r += blockDim.x) s += static_cast<Acc<T>>(base[reduced_offset(red, r)]);
+    s = block_sum(s);
+    if (threadIdx.x == 0) store_sum(out, partial, chunks == 1 ? o : o * chunks + blockIdx.x, s, scale, chunks == 1);
   }
 }
 
+// One block per output over its `chunks` consecutive partials.
+template <class T>
+__global__ void combine_rows_kernel(const Acc<T>* partial, T* out, int64_t n_out, int64_t chunks, double scale) {
+  for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
+    Acc<T> s = 0;
+    for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) s += partial[o * chunks + c];
+    s = block_sum(s);
+    if (threadIdx.x == 0) store_sum(out, static_cast<Acc<T>*>(nullptr), o, s, scale, true);
+  }
+}
+
+// Enough blocks in flight to fill an H100 (132 SMs) several times over.
+constexpr int64_t kTargetBlocks = 1024;
+constexpr int64_t kMinChunk = 2048;  // reduced elements per chunk below which splitting does not pay
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool columns_plan(const Indexer& kept) { return kept.rank > 0 && kept.stride[kept.rank - 1] == 1; }
 }  // namespace
 
 void fill(DType t, void* out, int64_t n, double value, cudaStream_t stream) {
@@ -221,18 +272,41 @@ void bias_activation(Act act, DType t, void* y, const void* bias, int64_t rows, 
   });
 }
 
+ReducePlan plan_reduce_sum(const Indexer& kept, int64_t n_out, int64_t n_red) {
+  ReducePlan p;
+  if (n_out == 0 || n_red == 0) return p;
+  // Short reductions (a softmax over 3 classes) run one thread per output whatever the layout.
+  p.columns = (columns_plan(kept) && n_out > 1) || n_red <= 32;
+  int64_t out_blocks = p.columns ? ceil_div(n_out, kThreads) : n_out;
+  int64_t want = ceil_div(kTargetBlocks, out_blocks);
+  int64_t by_len = n_red / (p.columns ? 64 : kMinChunk);  // a column thread sums >= 64 elements
+  p.chunks = std::max<int64_t>(1, std::min({want, by_len, int64_t{65535}}));
+  if (!p.columns && out_blocks > 65535) p.chunks = 1;
+  p.chunk_len = ceil_div(n_red, p.chunks);
+  p.chunks = ceil_div(n_red, p.chunk_len);
+  return p;
+}
+
 void reduce_sum(DType t, const void* x, const Indexer& kept, const Indexer& reduced, void* out, int64_t n_out,
-                int64_t n_red, double scale, cudaStream_t stream) {
+                int64_t n_red, double scale, const ReducePlan& plan, void* scratch, cudaStream_t stream) {
   if (n_out == 0) return;
   dispatch_numeric(t, [&](auto tag) {
     using T = decltype(tag);
     auto px = static_cast<const T*>(x);
     auto po = static_cast<T*>(out);
-    if (n_red <= 32 || n_out >= 65536)
-      reduce_thread_kernel<T><<<blocks_for(n_out), kThreads, 0, stream>>>(px, kept, reduced, po, n_out, n_red, scale);
-    else
-      reduce_block_kernel<T><<<static_cast<int>(n_out < 65535 ? n_out : 65535), kThreads, 0, stream>>>(
-          px, kept, reduced, po, n_out, n_red, scale);
+    auto partial = static_cast<Acc<T>*>(scratch);
+    const int64_t chunks = plan.chunks, len = n_red == 0 ? 1 : plan.chunk_len;
+    if (plan.columns) {
+      dim3 grid(static_cast<unsigned>(blocks_for(n_out)), static_cast<unsigned>(chunks));
+      reduce_columns_kernel<T><<<grid, kThreads, 0, stream>>>(px, kept, reduced, po, partial, n_out, n_red, len, scale);
+      if (chunks > 1) combine_columns_kernel<T><<<blocks_for(n_out), kThreads, 0, stream>>>(partial, po, n_out, chunks, scale);
+    } else {
+      dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(n_out < 65535 ? n_out : 65535));
+      reduce_rows_kernel<T><<<grid, kThreads, 0, stream>>>(px, kept, reduced, po, partial, n_out, n_red, len, scale);
+      if (chunks > 1)
+        combine_rows_kernel<T><<<static_cast<unsigned>(n_out < 65535 ? n_out : 65535), kThreads, 0, stream>>>(
+            partial, po, n_out, chunks, scale);
+    }
   });
 }
 

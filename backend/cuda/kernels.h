@@ -42,9 +42,19 @@ void unary(Unary op, DType t, const void* x, double s, void* out, int64_t n, cud
 void activation_grad(Act act, DType t, const void* dy, const void* y, void* dx, int64_t n, cudaStream_t stream);
 // y[r, j] = act(y[r, j] + bias[j]) in place; bias may be null; float types.
 void bias_activation(Act act, DType t, void* y, const void* bias, int64_t rows, int64_t cols, cudaStream_t stream);
+// How reduce_sum splits its work: `columns` when the kept axes are innermost (threads over
+// outputs), else blocks over outputs; each output's reduction in `chunks` pieces of `chunk_len`
+// (chunks > 1 needs scratch of n_out * chunks accumulators of 8 bytes, combined in fixed order,
+// so sums are deterministic).
+struct ReducePlan {
+  bool columns = false;
+  int64_t chunks = 1, chunk_len = 0;
+  int64_t scratch_bytes(int64_t n_out) const { return chunks > 1 ? n_out * chunks * 8 : 0; }
+};
+ReducePlan plan_reduce_sum(const Indexer& kept, int64_t n_out, int64_t n_red);
 // out[o] = scale * sum over r of x[kept(o) + reduced(r)], o < n_out, r < n_red; the sum of
 // sum/mean/sum_to_shape. Accumulates in double for float types, int64 for int types.
 void reduce_sum(DType t, const void* x, const Indexer& kept, const Indexer& reduced, void* out, int64_t n_out,
-                int64_t n_red, double scale, cudaStream_t stream);
+                int64_t n_red, double scale, const ReducePlan& plan, void* scratch, cudaStream_t stream);
 
 }  // namespace keras::cuda::kernels

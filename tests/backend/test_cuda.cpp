@@ -134,6 +134,16 @@ std::vector<OpCase> op_cases() {
       {"sum_long_rows", {{3, 5000}}, [](L t) { return ops::sum(t[0], {-1}); }},
       {"sum_many_outputs", {{70000, 3}}, [](L t) { return ops::sum(t[0], {1}); }},
       {"sum_int32", {{4, 6}}, [](L t) { return ops::sum(t[0], {0}); }, DType::int32},
+      // Long reductions split over many blocks and combined in a second pass.
+      {"sum_all_split", {{3, 1000003}}, [](L t) { return ops::sum(t[0]); }},
+      {"sum_columns_split", {{20001, 37}}, [](L t) { return ops::sum(t[0], {0}); }},
+      {"sum_rows_split", {{3, 300001}}, [](L t) { return ops::sum(t[0], {1}); }},
+      {"sum_middle_axis", {{5, 4099, 3}}, [](L t) { return ops::sum(t[0], {1}); }},
+      {"sum_outer_inner", {{64, 7, 513}}, [](L t) { return ops::sum(t[0], {0, 2}); }},
+      {"sum_int64_split", {{2000001}}, [](L t) { return ops::sum(t[0]); }, DType::int64},
+      {"mean_columns_split", {{70001, 5}}, [](L t) { return ops::mean(t[0], {0}); }, DType::float64},
+      {"sum_empty_axis", {{0, 4}}, [](L t) { return ops::sum(t[0], {0}); }},
+      {"mean_empty_axis", {{4, 0}}, [](L t) { return ops::mean(t[0], {1}); }},
       {"mean_all", {{8, 9}}, [](L t) { return ops::mean(t[0]); }},
       {"mean_last", {{2, 3, 40}}, [](L t) { return ops::mean(t[0], {-1}); }},
       {"mean_float64", {{5, 6}}, [](L t) { return ops::mean(t[0], {0}); }, DType::float64},
@@ -204,6 +214,7 @@ TEST_P(CudaGrad, MatchesCpu) {
   REQUIRE_CUDA();
   const GradCase& c = GetParam();
   auto grads = [&](Device d) {
+    GradientTape tape;  // ops record only under a tape
     TensorList in;
     for (size_t i = 0; i < c.shapes.size(); ++i) {
       Tensor t = input(c.shapes[i], DType::float32, 7 + i, false).to(d);
@@ -211,13 +222,14 @@ TEST_P(CudaGrad, MatchesCpu) {
       in.push_back(t);
     }
     Tensor loss = c.loss(in);
-    TensorList g = compute_gradients(loss, in);
+    TensorList g = tape.gradient(loss, in);
     g.push_back(loss);
     return g;
   };
   TensorList want = grads(Device::cpu()), got = grads(Device::cuda(0));
   ASSERT_EQ(want.size(), got.size());
   for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_TRUE(want[i].defined() && got[i].defined()) << c.name << " gradient " << i;
     EXPECT_EQ(got[i].device(), Device::cuda(0));
     EXPECT_LE(rel_err(got[i], want[i]), 1e-5) << c.name << " gradient " << i;
   }
@@ -288,9 +300,10 @@ TEST(CudaAllocator, TrainingStepsStopAllocating) {
   Tensor w = input({6, 4}, DType::float32, 2, false).to(Device::cuda(0)).set_requires_grad(true);
   Tensor b = Tensor::zeros({4}, DType::float32, Device::cuda(0)).set_requires_grad(true);
   auto step = [&] {
+    GradientTape tape;
     Tensor y = ops::dense(x, w, b, "relu");
     Tensor loss = ops::mean(ops::multiply(y, y));
-    TensorList g = compute_gradients(loss, {w, b});
+    TensorList g = tape.gradient(loss, {w, b});
     w.copy_from(ops::subtract(w.detach(), ops::multiply(g[0], 0.1)));
     b.copy_from(ops::subtract(b.detach(), ops::multiply(g[1], 0.1)));
   };
