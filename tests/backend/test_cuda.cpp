@@ -11,6 +11,7 @@
 #include <string>
 
 #include "backend/autodiff.h"
+#include "backend/collectives/collective_ops.h"
 #include "backend/cuda.h"
 #include "backend/ops.h"
 #include "backend/random.h"
@@ -172,6 +173,7 @@ std::vector<OpCase> op_cases() {
       {"astype_int32", {{3, 4}}, [](L t) { return ops::multiply(t[0], 10.0).astype(DType::int32); }},
       {"ones_fill", {{3}}, [](L t) { return Tensor::ones({2, 5}, DType::float32, t[0].device()); }},
       {"empty_add", {{0, 3}, {3}}, [](L t) { return ops::add(t[0], t[1]); }},
+      {"all_sum_one_process", {{3, 4}}, [](L t) { return ops::all_sum(t[0]); }},
   };
 }
 
