@@ -261,7 +261,11 @@ TEST_P(CudaMathSpecial, MatchesCpu) {
   const Param& p = GetParam();
   std::vector<double> v = specials(p.dtype);
   Tensor x = Tensor::from_vector(v, {static_cast<int64_t>(v.size())}, Device::cpu()).astype(p.dtype);
-  Tensor want = p.c.fn({x});
+  // The CPU's float32 exponential runs oneDNN's eltwise_exp, which turns NaN into +inf against
+  // the activations' NaN-through contract (backend/cpu/activation_kernels.cpp); the CUDA kernel
+  // keeps the contract, so that case is compared with the CPU's float64 loop, rounded.
+  const bool cpu_f32_nan_bug = p.dtype == DType::float32 && p.c.name == "exponential";
+  Tensor want = cpu_f32_nan_bug ? p.c.fn({x.astype(DType::float64)}).astype(DType::float32) : p.c.fn({x});
   Tensor got = p.c.fn({x.to(Device::cuda(0))});
   EXPECT_LE(elem_err(got, want), kTol) << p.name();
 }
