@@ -147,6 +147,10 @@ std::vector<MathCase> forward_cases() {
       {"square", {{5, 1, 9}}, [](L t) { return ops::square(t[0]); }, kNumeric},
       {"exp", {{3, 1001}}, [](L t) { return ops::exp(t[0]); }},
       {"exp_large", {{40}}, [](L t) { return ops::exp(t[0]); }, kFloats, Values::fixed, {80, -80, 50, -50, 0, 1e-8, 88.5, -100}},
+      // 4096+ float32 elements take the CPU's oneDNN path instead of its loops.
+      {"exp_onednn_size", {{5000}}, [](L t) { return ops::exp(t[0]); }},
+      {"log_onednn_size", {{5000}}, [](L t) { return ops::log(t[0]); }, kFloats, Values::positive},
+      {"sqrt_onednn_size", {{5000}}, [](L t) { return ops::sqrt(t[0]); }, kFloats, Values::positive},
       {"log", {{3, 1001}}, [](L t) { return ops::log(t[0]); }, kFloats, Values::positive},
       {"log_zero_negative", {{6}}, [](L t) { return ops::log(t[0]); }, kFloats, Values::fixed, {0, -1, 1, 1e-30, 2, 1e30}},
       {"sqrt", {{65}}, [](L t) { return ops::sqrt(t[0]); }, kFloats, Values::positive},
