@@ -129,7 +129,7 @@ void add_batch_norm_cases(std::vector<Case>& cases, DType dt) {
                        return TensorList{data(s, t, 1, 3.0, 2.0), data({C}, t, 2), data({C}, t, 3)};
                      },
                      [](L in) {
-                       BatchNormOutputs o = ops::batch_norm_training(in[0], in[1], in[2], 1e-3);
+                       ops::BatchNormOutputs o = ops::batch_norm_training(in[0], in[1], in[2], 1e-3);
                        return TensorList{o.y, o.mean, o.variance};
                      },
                      {0, 1, 2}, dt});
@@ -145,7 +145,7 @@ void add_batch_norm_cases(std::vector<Case>& cases, DType dt) {
   cases.push_back({"batch_norm_training_no_affine_offset_" + dtype_tag(dt),
                    [](DType t) { return TensorList{data({5000, 19}, t, 9, 1000.0, 0.5)}; },
                    [](L in) {
-                     BatchNormOutputs o = ops::batch_norm_training(in[0], Tensor(), Tensor(), 1e-5);
+                     ops::BatchNormOutputs o = ops::batch_norm_training(in[0], Tensor(), Tensor(), 1e-5);
                      return TensorList{o.y, o.mean, o.variance};
                    },
                    {0}, dt});
@@ -239,7 +239,7 @@ TEST(CudaNormSoftmaxDeterminism, BatchNormIsBitwiseReproducible) {
     Tensor x = data({100000, 67}, dt, 31, 1.0, 3.0).to(Device::cuda(0)).set_requires_grad(true);
     Tensor w = data({100000, 67}, dt, 32).to(Device::cuda(0));
     auto once = [&] {
-      BatchNormOutputs o = ops::batch_norm_training(x, Tensor(), Tensor(), 1e-3);
+      ops::BatchNormOutputs o = ops::batch_norm_training(x, Tensor(), Tensor(), 1e-3);
       TensorList g = compute_gradients(ops::sum(ops::multiply(o.y, w)), {x});
       return TensorList{o.y, o.mean, o.variance, g[0]};
     };
