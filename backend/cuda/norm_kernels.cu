@@ -157,15 +157,21 @@ __global__ void apply_coefficients(const T* mean, const T* var, const T* gamma, 
   KERAS_GRID_LOOP(c, C) {
     const double s = static_cast<double>(gamma[c]) / sqrt(static_cast<double>(var[c]) + eps);
     coef[c] = static_cast<T>(s);
-    coef[C + c] = static_cast<T>(static_cast<double>(beta[c]) - static_cast<double>(mean[c]) * s);
+    coef[C + c] = static_cast<T>(__dsub_rn(static_cast<double>(beta[c]), __dmul_rn(static_cast<double>(mean[c]), s)));
   }
 }
+
+// Rounded multiply and add, never contracted to an FMA: the CPU build (no -march) rounds twice,
+// and with a large mean b = beta - mean * a cancels most of x * a, so one rounding less would
+// differ from the CPU by an ulp of x * a.
+__device__ inline float mul_add_rn(float x, float a, float b) { return __fadd_rn(__fmul_rn(x, a), b); }
+__device__ inline double mul_add_rn(double x, double a, double b) { return __dadd_rn(__dmul_rn(x, a), b); }
 
 template <class T>
 __global__ void apply_affine(const T* x, const double* coef, int64_t n, int64_t C, T* y) {
   KERAS_GRID_LOOP(i, n) {
     const int64_t c = i % C;
-    y[i] = x[i] * static_cast<T>(coef[c]) + static_cast<T>(coef[C + c]);
+    y[i] = mul_add_rn(x[i], static_cast<T>(coef[c]), static_cast<T>(coef[C + c]));
   }
 }
 
