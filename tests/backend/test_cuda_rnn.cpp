@@ -9,7 +9,9 @@
 // Every test skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -120,6 +122,18 @@ TensorList run(const Case& c, const Variant& v, Device device) {
   return out;
 }
 
+// The worst relative error seen per dtype, printed at the end (what the tolerances rest on).
+double worst_error[2] = {0, 0};
+
+class ReportWorst : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (cuda::device_count() > 0)
+      std::printf("worst relative error: float32 %.3g, float64 %.3g\n", worst_error[0], worst_error[1]);
+  }
+};
+const auto* const kReport = ::testing::AddGlobalTestEnvironment(new ReportWorst);
+
 void expect_match(const Case& c, const Variant& v) {
   SCOPED_TRACE(c.name + " " + v.str());
   TensorList want = run(c, v, Device::cpu()), got = run(c, v, Device::cuda(0));
@@ -132,7 +146,10 @@ void expect_match(const Case& c, const Variant& v) {
     ASSERT_TRUE(want[i].defined()) << what;
     ASSERT_TRUE(got[i].defined()) << what << " undefined on CUDA";
     EXPECT_EQ(got[i].device(), Device::cuda(0)) << what;
-    EXPECT_LE(rel_err(got[i], want[i]), tol) << what;
+    const double err = rel_err(got[i], want[i]);
+    double& worst = worst_error[v.dtype == DType::float64 ? 1 : 0];
+    worst = std::max(worst, err);
+    EXPECT_LE(err, tol) << what;
   }
 }
 
