@@ -43,4 +43,25 @@ void synchronize(int device = 0);
 void set_allow_tf32(bool allow);
 bool allow_tf32();
 
+// Deterministic GPU convolutions (cuDNN, backend/cuda/conv_ops.cpp): algorithms are chosen among
+// those cuDNN reports deterministic, from its heuristics (the same choice in every process on the
+// same GPU and library) rather than by timing. Off by default; applies to convolutions issued
+// after the call, on every thread. keras::utils::enable_op_determinism is meant to turn it on.
+void set_deterministic(bool on);
+bool deterministic();
+
+// Tests and diagnostics of the GPU convolutions: force the plain direct CUDA kernels (the
+// fallback for problems cuDNN declines) instead of cuDNN, and count which path ran.
+void set_conv_force_direct(bool on);
+bool conv_force_direct();
+struct ConvCounters {
+  uint64_t cudnn_runs = 0;          // convolutions (any direction) run through cuDNN
+  uint64_t direct_runs = 0;         // ... run through the direct kernels
+  uint64_t algorithm_searches = 0;  // algorithm choices made (cache misses)
+  uint64_t cached_algorithms = 0;   // entries in the algorithm cache
+};
+ConvCounters conv_counters();  // zeros without the backend
+// Forgets every chosen algorithm (the next convolution of each problem chooses again).
+void clear_conv_algorithm_cache();
+
 }  // namespace keras::cuda

@@ -7,7 +7,7 @@
 
 namespace keras::cuda {
 namespace {
-std::atomic<bool> tf32{false};
+std::atomic<bool> tf32{false}, deterministic_on{false}, force_direct{false};
 }
 
 bool built() { return false; }
@@ -18,6 +18,12 @@ void empty_cache() {}
 void synchronize(int) {}
 void set_allow_tf32(bool allow) { tf32 = allow; }
 bool allow_tf32() { return tf32; }
+void set_deterministic(bool on) { deterministic_on = on; }
+bool deterministic() { return deterministic_on; }
+void set_conv_force_direct(bool on) { force_direct = on; }
+bool conv_force_direct() { return force_direct; }
+ConvCounters conv_counters() { return {}; }
+void clear_conv_algorithm_cache() {}
 
 }  // namespace keras::cuda
 #endif
