@@ -4,6 +4,8 @@
 #pragma once
 
 #include "backend/autodiff.h"
+#include "backend/cuda.h"
+#include "backend/determinism.h"
 #include "backend/instrumentation.h"
 #include "backend/ops.h"
 #include "backend/ops_attention.h"
@@ -138,5 +140,8 @@ namespace keras {
 using layers::Input;
 namespace utils {
 inline void set_random_seed(uint64_t seed) { keras::set_random_seed(seed); }
+// As tf.config.experimental.enable_op_determinism (backend/determinism.h): deterministic cuDNN
+// algorithms from now on; with set_random_seed, two runs of fit give bit-identical weights.
+inline void enable_op_determinism() { keras::set_op_determinism(true); }
 }  // namespace utils
 }  // namespace keras

@@ -16,7 +16,7 @@ gpu_tests=$(cd tests && ls backend/test_cuda*.cpp backend/test_nccl.cpp backend/
             keras/test_placement*.cpp 2>/dev/null | sed 's/\.cpp$//; s#/#_#g; s/^/test_/')
 rc=0
 if [[ $STEPS == *build* ]]; then
-  WHAT=build TARGETS="--target keras benchmark fashion_mnist_cnn $gpu_tests" bash .gpu/build.sh || exit $?
+  WHAT=build TARGETS="--target keras benchmark gpu_op_bench fashion_mnist_cnn $gpu_tests" bash .gpu/build.sh || exit $?
 fi
 if [[ $STEPS == *test* ]]; then
   (cd $B && ctest -j8 --timeout 300 -R '^(Cuda|Simulated|Placement|Gpu|Nccl)|/Cuda|Cuda[A-Z]' >$OUT/ctest_gpu.log 2>&1)
@@ -27,6 +27,18 @@ if [[ $STEPS == *test* ]]; then
 fi
 if [[ $STEPS == *bench* ]]; then
   export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:/tmp/deps/usr/lib/x86_64-linux-gnu/hdf5/serial:/tmp/fbsel${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  timeout 120 $B/apps/gpu_op_bench >$OUT/ops_ours.jsonl 2>>$OUT/bench_err.log
+  timeout 120 python3 apps/gpu_op_bench/gpu_op_bench.py >$OUT/ops_torch.jsonl 2>>$OUT/bench_err.log
+  python3 - $OUT/ops_ours.jsonl $OUT/ops_torch.jsonl <<'PY' | tee $OUT/ops_compare.md
+import json, sys
+load = lambda p: {r["op"]: r for r in map(json.loads, filter(str.strip, open(p)))}
+ours, torch = load(sys.argv[1]), load(sys.argv[2])
+print("| op | ours ms | PyTorch ms | PyTorch / ours |\n|---|---|---|---|")
+for op, r in ours.items():
+    t = torch.get(op, {}).get("ms")
+    ms = r.get("ms")
+    print(f"| {op} | {ms if ms is not None else r.get('error')} | {t} | {t / ms:.2f} |" if ms and t else f"| {op} | {ms or r.get('error')} | {t} | n/a |")
+PY
   : >$OUT/ours.jsonl
   for w in ${BENCH:-mlp cnn resnet resnet50}; do
     batch=128; [ $w = resnet50 ] && batch=64
