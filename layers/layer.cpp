@@ -124,27 +124,6 @@ TensorList Layer::get_weights() const {
   return out;
 }
 
-void move_variable_to(const Variable& v, Device device) {
-  const Tensor& value = v.value();
-  if (value.device() == device) return;
-  Tensor moved = value.contiguous().to(device);
-  TensorImpl& impl = value.impl();
-  // The new storage continues the old one's version count, so no cache keyed on
-  // (storage, version) can confuse the two.
-  moved.impl().storage->version = impl.storage->version + 1;
-  impl.storage = moved.impl().storage;
-  impl.offset = moved.impl().offset;
-  impl.strides = moved.impl().strides;
-}
-
-void Layer::to(Device device) {
-  placement_ = device;
-  for (const auto& l : sublayers())
-    if (l) l->to(device);
-  // weights() also reaches what a layer exposes beyond sublayers() (nested layers' weights).
-  for (const auto& v : weights()) move_variable_to(v, device);
-}
-
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const InitializerPtr& initializer,
                            bool trainable, const RegularizerPtr& regularizer, const ConstraintPtr& constraint,
                            DType dtype) {
@@ -155,10 +134,10 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   if (!initializer) fail<ValueError>(where() + " add_weight('" + name + "')", "an initializer", "none");
   if (trainable && !is_floating(dtype))
     fail<ValueError>(where() + " add_weight('" + name + "')", "a floating dtype for a trainable weight", dtype_name(dtype));
-  // Initializers may compute on the CPU; the weight moves once, to where the layer lives.
+  // Initializers may compute on the CPU; the weight moves once, to the default device in effect
+  // now (Model::to moves it later, in place, when the model goes elsewhere).
   Tensor value = (*initializer)(shape, dtype);
-  const Device target = placement_.value_or(default_device());
-  if (!(value.device() == target)) value = value.to(target);
+  if (!(value.device() == default_device())) value = value.to(default_device());
   Variable v(value, path_prefix_ + this->name() + "/" + name, trainable && trainable_);
   if (constraint) v.set_constraint([constraint](const Tensor& w) { return (*constraint)(w); });
   own_weights_.push_back({name, v, trainable, regularizer, constraint});

@@ -118,15 +118,6 @@ class Layer : public std::enable_shared_from_this<Layer> {
   void set_weights(const TensorList& values);
   TensorList get_weights() const;  // copies
 
-  // ---- placement ----
-  // Moves every weight of this layer and its sublayers to `device` in place (handles to the
-  // variables and their value tensors stay valid), and makes weights created later by build()
-  // go there too. A no-op for weights already there. DeviceError when no copy routine reaches
-  // `device` (a build without that backend).
-  virtual void to(Device device);
-  // The device set by to(), if any (else weights follow default_device() when built).
-  std::optional<Device> placement() const { return placement_; }
-
   // ---- building ----
   bool built() const { return built_; }
   // Builds once for `input_shapes` (batch extent -1 allowed); validates on every call.
@@ -225,14 +216,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::vector<std::weak_ptr<const LayerNode>> nodes_;  // weak: see keras_tensor.h
   std::optional<Generator> generator_;
   CallArgs current_args_;
-  std::optional<Device> placement_;
 };
-
-// Moves `v`'s value to `device` in place: the value's TensorImpl gets a storage on `device`
-// holding the same data, so every Tensor and Variable handle sharing it (optimizer maps, tapes'
-// leaves, caches keyed by storage identity and version) sees the move. A no-op when it is there.
-// Not thread-safe against ops reading `v` at the same time.
-void move_variable_to(const Variable& v, Device device);
 
 // Keras snake_case of a class name: Conv2D -> conv2d, ReLU -> re_lu, UpSampling2D -> up_sampling2d.
 std::string snake_case(const std::string& class_name);

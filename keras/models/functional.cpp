@@ -244,7 +244,7 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
                      "Build it from Input() tensors, or subclass Model and override call().");
   // A Sequential moved by to() before it had a graph built its layers on the default device.
   if (!graph_->placed) {
-    if (auto device = placement()) Layer::to(*device);
+    if (placement_) to(*placement_);
     graph_->placed = true;
   }
   validate_input(shapes);

@@ -32,8 +32,24 @@ TensorList place_all(const TensorList& ts, Device device, const std::string& whe
 }
 }  // namespace
 
+void move_variable_to(const Variable& v, Device device) {
+  const Tensor& value = v.value();
+  if (value.device() == device) return;
+  Tensor moved = value.contiguous().to(device);
+  TensorImpl& impl = value.impl();
+  // The new storage continues the old one's version count, so that nothing keyed on
+  // (storage, version) can mistake one for the other.
+  moved.impl().storage->version = impl.storage->version + 1;
+  impl.storage = moved.impl().storage;
+  impl.offset = moved.impl().offset;
+  impl.strides = moved.impl().strides;
+}
+
 void Model::to(Device device) {
-  Layer::to(device);
+  placement_ = device;
+  for (const LayerPtr& layer : sublayers())
+    if (auto* nested = dynamic_cast<Model*>(layer.get())) nested->to(device);
+  for (const Variable& v : weights()) move_variable_to(v, device);
   if (train_ && train_->optimizer) {
     const optimizers::Optimizer& opt = *train_->optimizer;
     for (const Variable& v : opt.variables())
@@ -42,7 +58,7 @@ void Model::to(Device device) {
 }
 
 Device Model::device() const {
-  if (auto p = placement()) return *p;
+  if (placement_) return *placement_;
   for (const Variable& v : weights()) return v.value().device();
   return default_device();
 }

@@ -14,6 +14,13 @@
 #include "backend/cuda.h"
 #include "keras/keras.h"
 
+// TEMPORARY (see the report): these belong in backend/device.h; declared here so that this
+// branch did not rebuild every file including device.h.
+namespace keras {
+void reset_default_device();
+Device resolve_default_device(const char* keras_device_env, int cuda_device_count);
+}  // namespace keras
+
 using namespace keras;
 namespace L = keras::layers;
 namespace fs = std::filesystem;
