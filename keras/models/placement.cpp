@@ -19,7 +19,8 @@ Tensor place(const Tensor& t, Device device, const std::string& where, const std
   // Host data moves silently, as Keras moves NumPy input; a tensor on another accelerator is
   // almost always a mistake in the user's placement, so it is not copied behind their back.
   if (t.device() == Device::cpu()) return t.to(device);
-  fail<DeviceError>(where, what + " on the model's device " + device.str() + " or on the CPU",
+  fail<DeviceError>(where,
+                    what + " on the model's device " + device.str() + (device == Device::cpu() ? "" : " or on the CPU"),
                     what + " on " + t.device().str(), "Move it with .to(model.device()) first.");
 }
 

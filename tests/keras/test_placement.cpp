@@ -98,6 +98,21 @@ void expect_tensors_near(const Tensor& a, const Tensor& b, double tol) {
   for (size_t j = 0; j < va.size(); ++j) EXPECT_NEAR(va[j], vb[j], tol) << "[" << j << "]";
 }
 
+// The model tests build on the CPU whatever the machine (run outside ctest, a GPU machine's
+// default would be cuda:0), and leave the default to be resolved again.
+class Placement : public ::testing::Test {
+ protected:
+  void SetUp() override { set_default_device(Device::cpu()); }
+  void TearDown() override { reset_default_device(); }
+};
+class PlacementGpu : public Placement {
+ protected:
+  void SetUp() override {
+    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
+    Placement::SetUp();
+  }
+};
+
 FitOptions quiet_fit(int epochs) { return {.batch_size = 16, .epochs = epochs, .verbose = 0, .shuffle = false}; }
 }  // namespace
 
@@ -182,7 +197,7 @@ TEST(DefaultDevice, FirstGpuWhenPresent) {
 
 // ---------------------------------------------------------------- on the CPU
 
-TEST(Placement, ToCpuIsANoOpThatKeepsWeights) {
+TEST_F(Placement, ToCpuIsANoOpThatKeepsWeights) {
   auto model = dense_model();
   Variable kernel = model->weights()[0];
   const void* data = kernel.value().raw_data();
@@ -196,7 +211,7 @@ TEST(Placement, ToCpuIsANoOpThatKeepsWeights) {
   for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(before[i].to_vector<float>(), after[i].to_vector<float>());
 }
 
-TEST(Placement, FitEvaluatePredictUnchangedOnCpu) {
+TEST_F(Placement, FitEvaluatePredictUnchangedOnCpu) {
   auto [x, y] = regression_data(64);
   auto [a, b] = twin_dense_models();
   a->compile({.optimizer = "adam", .loss = "mse"});
@@ -213,7 +228,7 @@ TEST(Placement, FitEvaluatePredictUnchangedOnCpu) {
   EXPECT_EQ(b->predict_on_batch(x).device(), Device::cpu());
 }
 
-TEST(Placement, SaveAfterToCpuRoundTrips) {
+TEST_F(Placement, SaveAfterToCpuRoundTrips) {
   fs::path dir = scratch("save_cpu");
   auto [x, y] = regression_data(32);
   auto model = dense_model();
@@ -229,7 +244,7 @@ TEST(Placement, SaveAfterToCpuRoundTrips) {
 }
 
 // A Sequential moved before it has a graph builds its layers where the model was moved.
-TEST(Placement, WeightsBuiltAfterToFollowTheModel) {
+TEST_F(Placement, WeightsBuiltAfterToFollowTheModel) {
   Sequential model({L::Dense({.units = 3}), L::Dense({.units = 1})});
   model.to(Device::cpu());
   Tensor out = model.predict_on_batch(Tensor::ones({2, 5}, DType::float32, Device::cpu()));
@@ -239,8 +254,7 @@ TEST(Placement, WeightsBuiltAfterToFollowTheModel) {
 
 // ---------------------------------------------------------------- on a GPU
 
-TEST(PlacementGpu, DenseRegressionMatchesCpu) {
-  SKIP_WITHOUT_GPU();
+TEST_F(PlacementGpu, DenseRegressionMatchesCpu) {
   auto [x, y] = regression_data(64);
   auto [cpu_model, gpu_model] = twin_dense_models();
   Variable kernel = gpu_model->weights()[0];
@@ -268,8 +282,7 @@ TEST(PlacementGpu, DenseRegressionMatchesCpu) {
 }
 
 // Slots built on the CPU move with the model; training goes on where it left off.
-TEST(PlacementGpu, ToAfterTrainingMovesOptimizerSlots) {
-  SKIP_WITHOUT_GPU();
+TEST_F(PlacementGpu, ToAfterTrainingMovesOptimizerSlots) {
   auto [x, y] = regression_data(32);
   auto [cpu_model, gpu_model] = twin_dense_models();
   cpu_model->compile({.optimizer = "adam", .loss = "mse"});
@@ -284,8 +297,7 @@ TEST(PlacementGpu, ToAfterTrainingMovesOptimizerSlots) {
   expect_weights_near(*cpu_model, *gpu_model, 1e-4);
 }
 
-TEST(PlacementGpu, SaveWeightsFromGpuLoadsOnCpu) {
-  SKIP_WITHOUT_GPU();
+TEST_F(PlacementGpu, SaveWeightsFromGpuLoadsOnCpu) {
   fs::path dir = scratch("save_gpu");
   auto [x, y] = regression_data(32);
   auto model = dense_model();
@@ -307,8 +319,7 @@ TEST(PlacementGpu, SaveWeightsFromGpuLoadsOnCpu) {
   fs::remove_all(dir);
 }
 
-TEST(PlacementGpu, TensorOnAnotherGpuIsADeviceError) {
-  SKIP_WITHOUT_GPU();
+TEST_F(PlacementGpu, TensorOnAnotherGpuIsADeviceError) {
   if (cuda::device_count() < 2) GTEST_SKIP() << "needs two GPUs";
   auto model = dense_model();
   model->to(Device::cuda(0));
@@ -323,8 +334,7 @@ TEST(PlacementGpu, TensorOnAnotherGpuIsADeviceError) {
   }
 }
 
-TEST(PlacementGpu, ConvBatchNormPoolDenseTrainsLikeCpu) {
-  SKIP_WITHOUT_GPU();
+TEST_F(PlacementGpu, ConvBatchNormPoolDenseTrainsLikeCpu) {
   const int64_t n = 32;
   Tensor x = random::uniform({n, 8, 8, 1}, 0, 1, 11, DType::float32);
   std::vector<int64_t> labels(static_cast<size_t>(n));
@@ -349,4 +359,22 @@ TEST(PlacementGpu, ConvBatchNormPoolDenseTrainsLikeCpu) {
   Tensor pc = cpu_model->predict(x), pg = gpu_model->predict(x);
   EXPECT_EQ(pg.device(), Device::cpu());
   expect_tensors_near(pc, pg, 1e-3);
+}
+
+// Callbacks that save read the weights where they live: a .keras checkpoint of a GPU model
+// (weights and optimizer slots) loads into a CPU process's model with the same weights.
+TEST_F(PlacementGpu, CheckpointOfGpuModelLoadsOnCpu) {
+  fs::path dir = scratch("checkpoint_gpu");
+  const std::string path = (dir / "ckpt.keras").string();
+  auto [x, y] = regression_data(32);
+  auto model = dense_model();
+  model->to(Device::cuda(0));
+  model->compile({.optimizer = "adam", .loss = "mse"});
+  FitOptions o = quiet_fit(2);
+  o.callbacks = {callbacks::ModelCheckpoint({.filepath = path, .monitor = "loss"})};
+  model->fit(x, y, o);
+  auto loaded = load_model(path);
+  for (const auto& v : loaded->weights()) EXPECT_EQ(v.value().device(), Device::cpu()) << v.path();
+  expect_weights_near(*model, *loaded, 0);
+  fs::remove_all(dir);
 }
