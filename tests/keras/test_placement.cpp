@@ -14,13 +14,6 @@
 #include "backend/cuda.h"
 #include "keras/keras.h"
 
-// TEMPORARY (see the report): these belong in backend/device.h; declared here so that this
-// branch did not rebuild every file including device.h.
-namespace keras {
-void reset_default_device();
-Device resolve_default_device(const char* keras_device_env, int cuda_device_count);
-}  // namespace keras
-
 using namespace keras;
 namespace L = keras::layers;
 namespace fs = std::filesystem;
@@ -270,9 +263,11 @@ TEST_F(PlacementGpu, DenseRegressionMatchesCpu) {
   ASSERT_EQ(hg["loss"].size(), 3u);
   for (size_t e = 0; e < 3; ++e) EXPECT_NEAR(hc["loss"][e], hg["loss"][e], 1e-4) << "epoch " << e;
   expect_weights_near(*cpu_model, *gpu_model, 1e-4);
-  for (const auto& v : gpu_model->optimizer()->variables())
-    if (v.name() != "iteration" && v.name() != "learning_rate")
+  for (const auto& v : gpu_model->optimizer()->variables()) {
+    if (v.name() != "iteration" && v.name() != "learning_rate") {
       EXPECT_EQ(v.value().device(), Device::cuda(0)) << v.path();
+    }
+  }
   EXPECT_NEAR(cpu_model->evaluate(x, y, {.verbose = 0}).at("loss"), gpu_model->evaluate(x, y, {.verbose = 0}).at("loss"),
               1e-4);
   Tensor pc = cpu_model->predict(x), pg = gpu_model->predict(x);
