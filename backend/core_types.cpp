@@ -1,5 +1,11 @@
 // Small value types of the backend: errors, dtypes, devices, shapes.
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
 #include <sstream>
+
+#include "backend/cuda.h"
 
 #include "backend/device.h"
 #include "backend/dtype.h"
@@ -52,15 +58,63 @@ Device Device::parse(const std::string& text) {
   fail<ValueError>("Device::parse", "'cpu', 'gpu', 'cuda' or 'cuda:<index>'", "'" + text + "'");
 }
 
+Device resolve_default_device(const char* keras_device_env, int cuda_device_count) {
+  const std::string accepted = "'cpu', 'cuda' or 'cuda:<index>' (also 'gpu', 'gpu:<index>')";
+  if (keras_device_env && *keras_device_env) {
+    const std::string value = keras_device_env;
+    Device device;
+    try {
+      device = Device::parse(value);
+    } catch (const ValueError&) {
+      fail<ValueError>("KERAS_DEVICE", accepted, "'" + value + "'", "Fix or unset the environment variable.");
+    }
+    if (device.kind == DeviceKind::cuda && (device.index < 0 || device.index >= cuda_device_count))
+      fail<DeviceError>("KERAS_DEVICE", cuda_device_count == 0
+                                            ? std::string("'cpu' (this process sees no CUDA device)")
+                                            : "'cpu' or 'cuda:0' .. 'cuda:" + std::to_string(cuda_device_count - 1) + "'",
+                        "'" + value + "'", "Unset KERAS_DEVICE to pick the first GPU when there is one, else the CPU.");
+    return device;
+  }
+  return cuda_device_count > 0 ? Device::cuda(0) : Device::cpu();
+}
+
 namespace {
-Device& default_device_ref() {
-  static Device device = Device::cpu();
-  return device;
+// The default device packed into one word so that default_device(), which every tensor creation
+// without a device calls, is one atomic load once resolved: 0 = not resolved yet, else
+// 1 + kind * 2^32 + index.
+std::atomic<uint64_t> g_default_device{0};
+std::mutex g_default_device_mutex;  // serialises the first resolution (it queries the driver)
+
+uint64_t pack_device(Device d) {
+  return 1 + (static_cast<uint64_t>(d.kind) << 32) + static_cast<uint64_t>(static_cast<uint32_t>(d.index));
+}
+Device unpack_device(uint64_t packed) {
+  const uint64_t v = packed - 1;
+  return {static_cast<DeviceKind>(v >> 32), static_cast<int>(static_cast<uint32_t>(v & 0xffffffffu))};
 }
 }  // namespace
 
-Device default_device() { return default_device_ref(); }
-void set_default_device(Device device) { default_device_ref() = device; }
+Device default_device() {
+  uint64_t packed = g_default_device.load(std::memory_order_acquire);
+  if (packed != 0) return unpack_device(packed);
+  std::lock_guard<std::mutex> lock(g_default_device_mutex);
+  packed = g_default_device.load(std::memory_order_acquire);
+  if (packed != 0) return unpack_device(packed);
+  // A bad KERAS_DEVICE throws here and is not remembered: every later call throws the same.
+  Device device = resolve_default_device(std::getenv("KERAS_DEVICE"), cuda::device_count());
+  g_default_device.store(pack_device(device), std::memory_order_release);
+  return device;
+}
+
+void set_default_device(Device device) {
+  std::lock_guard<std::mutex> lock(g_default_device_mutex);
+  g_default_device.store(pack_device(device), std::memory_order_release);
+}
+
+void reset_default_device() {
+  std::lock_guard<std::mutex> lock(g_default_device_mutex);
+  g_default_device.store(0, std::memory_order_release);
+}
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;

@@ -23,8 +23,22 @@ struct Device {
 
 std::string device_kind_name(DeviceKind kind);
 
-// The device new tensors are created on when none is named.
+// The device new tensors (and new layer weights) are created on when none is named.
+// Unless set_default_device() was called, it is resolved once, on the first call (thread-safe):
+//   1. the environment variable KERAS_DEVICE: "cpu", "cuda" / "gpu" (= cuda:0) or "cuda:<N>";
+//   2. else cuda:0 when cuda::device_count() > 0;
+//   3. else the CPU.
+// Throws ValueError naming KERAS_DEVICE for an unparsable value, and DeviceError when it names a
+// CUDA device this process does not have (so "cuda:0" on a machine without a GPU fails at the
+// first default_device(), not later inside some allocation). A failed resolution is not
+// remembered: each later call throws again.
 Device default_device();
+// Overrides the resolution above for the rest of the process (every thread).
 void set_default_device(Device device);
+// Forgets a set or resolved default, so that the next default_device() resolves again (tests).
+void reset_default_device();
+// The rule default_device() applies, as a pure function: `keras_device_env` is the variable's
+// value (null or "" when unset), `cuda_device_count` the number of visible GPUs. Throws as above.
+Device resolve_default_device(const char* keras_device_env, int cuda_device_count);
 
 }  // namespace keras

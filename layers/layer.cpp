@@ -134,7 +134,10 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   if (!initializer) fail<ValueError>(where() + " add_weight('" + name + "')", "an initializer", "none");
   if (trainable && !is_floating(dtype))
     fail<ValueError>(where() + " add_weight('" + name + "')", "a floating dtype for a trainable weight", dtype_name(dtype));
+  // Initializers may compute on the CPU; the weight moves once, to the default device in effect
+  // now (Model::to moves it later, in place, when the model goes elsewhere).
   Tensor value = (*initializer)(shape, dtype);
+  if (!(value.device() == default_device())) value = value.to(default_device());
   Variable v(value, path_prefix_ + this->name() + "/" + name, trainable && trainable_);
   if (constraint) v.set_constraint([constraint](const Tensor& w) { return (*constraint)(w); });
   own_weights_.push_back({name, v, trainable, regularizer, constraint});

@@ -21,6 +21,7 @@ struct Model::Graph {
   std::vector<KerasTensor> inputs, outputs;
   std::vector<Step> steps;                     // topological order
   std::vector<LayerPtr> layers;                // unique, in Keras's order (layer_order.h)
+  bool placed = false;                         // to()'s device applied to every graph layer
   std::vector<std::pair<int, int>> output_refs;
   std::vector<int> last_use;                   // last step reading each step's outputs
   // Conv2D / DepthwiseConv2D -> BatchNormalization (-> ReLU) chains that inference may fold
@@ -241,6 +242,11 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
   if (!graph_)
     fail<StateError>("Model '" + name() + "'", "a functional graph or an overridden call()", "neither",
                      "Build it from Input() tensors, or subclass Model and override call().");
+  // A Sequential moved by to() before it had a graph built its layers on the default device.
+  if (!graph_->placed) {
+    if (placement_) to(*placement_);
+    graph_->placed = true;
+  }
   validate_input(shapes);
   const Graph& g = *graph_;
   std::vector<TensorList> values(g.steps.size());

@@ -25,6 +25,7 @@
 namespace keras {
 
 class BatchSource;
+struct BatchData;
 namespace optimizers { class Optimizer; }
 struct SaveOptions;
 struct LoadWeightsOptions;
@@ -142,6 +143,17 @@ class Model : public Layer {
   void validate_input(const std::vector<Shape>& input_shapes) const override;
   void update_paths(const std::string& prefix) override;
 
+  // ---- placement (keras/models/placement.cpp) ----
+  // Moves every variable (weights, non-trainable state such as moving statistics, and the
+  // optimizer's slots once they exist) to `device` in place, so existing Variable handles stay
+  // valid; weights built later go there too. fit/evaluate/predict and the *_on_batch calls then
+  // move each batch there. DeviceError when this build cannot reach `device`.
+  // Nested models follow (weights they build later go there too).
+  void to(Device device);
+  // Where the model runs: the device given to to(); else that of its first weight; else
+  // default_device() (a model without weights).
+  Device device() const;
+
   // ---- training (keras/models/trainer.cpp) ----
   void compile(const CompileOptions& options);
   bool compiled() const;
@@ -222,10 +234,14 @@ class Model : public Layer {
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<TrainState> train_;
   std::vector<LayerPtr> tracked_;  // subclassed models' sublayers
+  std::optional<Device> placement_;  // set by to()
   History fit_loop(BatchSource& train, BatchSource* validation, const FitOptions& options);
   History fit_epochs(BatchSource& train, BatchSource* validation, const FitOptions& options);
   Logs run_test_loop(BatchSource& batches, CallbackList& callbacks, int verbose);
   TensorList run_predict_loop(BatchSource& batches, const PredictOptions& options);
+  // The one place a batch crosses to the model's device (placement.cpp). CPU tensors move;
+  // a tensor on another accelerator is a DeviceError naming both devices. `fn` names the caller.
+  BatchData place_batch(BatchData batch, const char* fn) const;
   Logs train_step(const TensorList& x, const TensorList& y, const Tensor& sample_weight);
   void test_step(const TensorList& x, const TensorList& y, const Tensor& sample_weight);
   Tensor compute_loss(const TensorList& y, const TensorList& y_pred, const Tensor& sample_weight, bool track);
@@ -234,5 +250,12 @@ class Model : public Layer {
   void reset_metrics();
   void build_metrics(const TensorList& y, const TensorList& y_pred);
 };
+
+// Moves `v`'s value to `device` in place: the value's TensorImpl gets a storage on `device`
+// holding the same data, so every Tensor and Variable handle sharing it (optimizer maps, caches
+// keyed by storage identity and version) sees the move. A no-op when it is there already.
+// DeviceError when this build has no copy routine to `device`. Not safe against ops reading `v`
+// on another thread at the same time.
+void move_variable_to(const Variable& v, Device device);
 
 }  // namespace keras

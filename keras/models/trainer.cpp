@@ -128,7 +128,7 @@ std::unique_ptr<BatchSource> validation_batches(const Model& m, const std::optio
 Logs Model::train_step(const TensorList& x_global, const TensorList& y_global, const Tensor& sw_global) {
   auto& st = *train_;
   DataParallelRun* parallel = st.parallel.get();
-  BatchData batch{x_global, y_global, sw_global};
+  BatchData batch = place_batch({x_global, y_global, sw_global}, "train step");
   double weight = 1;  // this process's share of the global batch
   if (parallel) {
     auto shard = parallel->shard(batch);
@@ -180,8 +180,9 @@ Logs Model::train_step(const TensorList& x_global, const TensorList& y_global, c
 
 void Model::test_step(const TensorList& x_global, const TensorList& y_global, const Tensor& sw_global) {
   NoGradGuard no_grad;
-  TensorList x = x_global, y = y_global;
-  Tensor sw = sw_global;
+  BatchData placed = place_batch({x_global, y_global, sw_global}, "test step");
+  TensorList x = std::move(placed.x), y = std::move(placed.y);
+  Tensor sw = placed.sample_weight;
   if (DataParallelRun* parallel = train_->parallel.get()) {
     // Evaluation has no collectives inside a step, so a process may take no rows.
     auto [lo, hi] = distribution::shard_range(x[0].dim(0), parallel->rank(), parallel->comm().size());
@@ -439,7 +440,10 @@ Tensor Model::predict_on_batch(const Tensor& x) { return predict_on_batch(Tensor
 
 TensorList Model::predict_on_batch(const TensorList& x) {
   NoGradGuard no_grad;
-  return (*this)(x, CallArgs{.training = false});
+  TensorList out = (*this)(place_batch({x, {}, {}}, "predict").x, CallArgs{.training = false});
+  // Results go back to the user on the host, as Keras returns NumPy arrays.
+  for (auto& t : out) t = t.to(Device::cpu());
+  return out;
 }
 
 }  // namespace keras
