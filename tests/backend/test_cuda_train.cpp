@@ -143,12 +143,13 @@ TEST(CudaTrain, DropoutGradientThroughTheTape) {
   REQUIRE_CUDA();
   for (DType dt : kFloats) {
     auto grads = [&](Device d) {
+      GradientTape tape;
       Generator gen(1234);
       Tensor x = normal({5, 13}, dt, 3).to(d);
       Tensor w = normal({5, 13}, dt, 4).to(d);
       x.set_requires_grad(true);
       Tensor loss = ops::sum(ops::multiply(ops::dropout(x, 0.3, gen), w));
-      return compute_gradients(loss, {x})[0];
+      return tape.gradient(loss, {x})[0];
     };
     EXPECT_EQ(rel_err(grads(kGpu), grads(Device::cpu())), 0.0) << dtype_name(dt);
   }
@@ -174,11 +175,12 @@ TEST(CudaTrain, SparseSoftmaxCrossEntropyMatchesCpu) {
         Tensor logits = normal({c.n, c.c}, dt, 11, c.scale);
         Tensor weights = normal({c.n}, dt, 12);
         auto run = [&](Device d) {
+          GradientTape tape;
           Tensor x = logits.to(d);
           x.set_requires_grad(true);
           TensorList out = run_op("sparse_softmax_cross_entropy", {x, labels.to(d)});
           Tensor loss = ops::sum(ops::multiply(ops::sparse_softmax_cross_entropy(x, labels.to(d)), weights.to(d)));
-          TensorList r = compute_gradients(loss, {x});
+          TensorList r = tape.gradient(loss, {x});
           r.push_back(out[0]);
           r.push_back(out[1]);
           return r;
@@ -233,10 +235,11 @@ void check_resize(const std::function<Tensor(const Tensor&, ops::Size2)>& resize
       Tensor x0 = normal(c.in, dt, 21);
       Tensor w0 = normal({c.in[0], c.out[0], c.out[1], c.in[3]}, dt, 22);
       auto run = [&](Device d) {
+        GradientTape tape;
         Tensor x = x0.to(d);
         x.set_requires_grad(true);
         Tensor y = resize(x, c.out);
-        TensorList r = compute_gradients(ops::sum(ops::multiply(y, w0.to(d))), {x});
+        TensorList r = tape.gradient(ops::sum(ops::multiply(y, w0.to(d))), {x});
         r.push_back(y);
         return r;
       };
