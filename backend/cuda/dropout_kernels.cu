@@ -52,14 +52,6 @@ __global__ void dropout_grad_kernel(const T* g, const bool* mask, T* d, int64_t 
   KERAS_GRID_LOOP(i, n) { d[i] = mask[i] ? xmul(g[i], scale) : T(0); }
 }
 
-__global__ void philox_kernel(uint64_t seed, uint64_t counter, int64_t blocks, uint32_t* out) {
-  KERAS_GRID_LOOP(b, blocks) {
-    uint32_t w[4];
-    philox(seed, counter + static_cast<uint64_t>(b), w);
-    for (int j = 0; j < 4; ++j) out[4 * b + j] = w[j];
-  }
-}
-
 }  // namespace
 
 void dropout(DType t, const void* x, void* y, bool* mask, int64_t n, uint64_t seed, uint64_t counter,
@@ -81,11 +73,6 @@ void dropout_grad(DType t, const void* g, const bool* mask, void* d, int64_t n, 
                                                                    static_cast<T*>(d), n,
                                                                    static_cast<T>(1.0 / (1.0 - rate)));
   });
-}
-
-void philox_blocks(uint64_t seed, uint64_t counter, int64_t blocks, uint32_t* out, cudaStream_t stream) {
-  if (blocks == 0) return;
-  philox_kernel<<<blocks_for(blocks), kThreads, 0, stream>>>(seed, counter, blocks, out);
 }
 
 }  // namespace keras::cuda::kernels

@@ -6,9 +6,9 @@
 // waiting (the label check of the cross-entropy excepted, see below). Element counts may be 0.
 // Only float32/float64 data is handled; other dtypes are the caller's to reject.
 //
-// Every kernel reproduces the arithmetic of the CPU kernel of the same op operation by
-// operation, with multiply-adds written as separately rounded operations (no FMA contraction),
-// so that results match the CPU to the last bit where the CPU math library allows it.
+// Every kernel reproduces the arithmetic of the CPU kernel of its op, step by step, with
+// multiply-adds written as separately rounded operations (no FMA contraction), so that results
+// match the CPU to the last bit where the CPU math library allows it.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -47,8 +47,6 @@ void dropout(DType t, const void* x, void* y, bool* mask, int64_t n, uint64_t se
              uint64_t threshold, double rate, cudaStream_t stream);
 // d = mask ? g * (T)(1 / (1 - rate)) : 0.
 void dropout_grad(DType t, const void* g, const bool* mask, void* d, int64_t n, double rate, cudaStream_t stream);
-// The raw Philox words of blocks counter .. counter + blocks - 1 (4 per block), for tests.
-void philox_blocks(uint64_t seed, uint64_t counter, int64_t blocks, uint32_t* out, cudaStream_t stream);
 
 // ---- sparse softmax cross-entropy (losses/sparse_softmax_cross_entropy.cpp) ----
 
