@@ -198,7 +198,7 @@ TEST_P(CudaShapeOp, MatchesCpu) {
 INSTANTIATE_TEST_SUITE_P(Ops, CudaShapeOp, ::testing::ValuesIn(forward_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
-// ---- gradients through the tape ----
+// ---- gradients through the tape (GradientTape over compute_gradients) ----
 
 struct GradCase {
   std::string name;
@@ -216,13 +216,14 @@ TEST_P(CudaShapeGrad, MatchesCpu) {
   const auto& [c, dtype] = GetParam();
   TensorList base = c.make(dtype);
   auto grads = [&](Device d) {
+    GradientTape tape;  // ops record only under a tape
     TensorList in = moved(base, d), sources;
     for (size_t i = 0; i < c.differentiable; ++i) {
       in[i].set_requires_grad(true);
       sources.push_back(in[i]);
     }
     Tensor loss = c.loss(in);
-    TensorList g = compute_gradients(loss, sources);
+    TensorList g = tape.gradient(loss, sources);
     g.push_back(loss);
     return g;
   };
