@@ -3,7 +3,8 @@
 // definitions in backend/ops_shape.cpp validate attrs and shapes before these run.
 //
 // transpose: a permutation that moves the innermost axis goes through shared-memory tiles
-// (the 2-D and NHWC<->NCHW cases); one that keeps it is a gather of contiguous runs. All the
+// (the 2-D and NHWC<->NCHW cases, unless a side is narrow); one that keeps it is a gather of
+// contiguous runs. All the
 // strided copies widen their innermost contiguous run to 16-byte units where alignment allows.
 #include <algorithm>
 #include <cstdint>
@@ -111,13 +112,17 @@ void transpose_kernel(const TensorList& in, TensorList& out, const Attrs& a) {
     out_shape[i] = s[static_cast<size_t>(p[i])];
     src_st[i] = in_st[static_cast<size_t>(p[i])];
   }
-  if (p.back() == static_cast<int64_t>(r) - 1) {  // the innermost axis stays: contiguous runs
+  // Input axis p[r-1] becomes the output's innermost. A gather (coalesced writes, reads within
+  // short spans) serves when it is the input's innermost too (contiguous runs), or when either
+  // side of the plane is too narrow for 32 x 32 tiles to keep threads busy (NHWC with C = 3).
+  const size_t ax = static_cast<size_t>(p[r - 1]);
+  constexpr int64_t kNarrow = 16;
+  if (ax == r - 1 || s[ax] < kNarrow || s[r - 1] < kNarrow) {
     strided_copy(true, byte_ptr(x), byte_ptr(y), out_shape, src_st, es, stream, where);
     return;
   }
-  // Input axis p[r-1] becomes the output's innermost; input axis r-1 sits at output position q.
+  // Input axis r-1 sits at output position q.
   Shape out_st = contiguous_strides(out_shape);
-  const size_t ax = static_cast<size_t>(p[r - 1]);
   const size_t q = static_cast<size_t>(std::find(p.begin(), p.end(), static_cast<int64_t>(r - 1)) - p.begin());
   Shape plane_ext, plane_in, plane_out;
   for (size_t pos = 0; pos + 1 < r; ++pos) {

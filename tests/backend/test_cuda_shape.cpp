@@ -97,6 +97,8 @@ std::vector<Case> forward_cases() {
     cases.push_back({"transpose_2d" + n, one({37, 65}, t), transpose({1, 0})});
     cases.push_back({"transpose_nhwc_nchw" + n, one({2, 33, 17, 3}, t), transpose({0, 3, 1, 2})});
     cases.push_back({"transpose_nchw_nhwc" + n, one({2, 5, 9, 31}, t), transpose({0, 2, 3, 1})});
+    cases.push_back({"transpose_nhwc_nchw_tiled" + n, one({3, 40, 50, 20}, t), transpose({0, 3, 1, 2})});
+    cases.push_back({"transpose_two_plane_axes" + n, one({2, 3, 40, 20}, t), transpose({1, 0, 3, 2})});
     cases.push_back({"transpose_inner_kept" + n, one({4, 5, 6}, t), transpose({1, 0, 2})});
     cases.push_back({"transpose_unit_axes" + n, one({3, 1, 4, 5}, t), transpose({2, 1, 0, 3})});
     cases.push_back({"transpose_negative_perm" + n, one({6, 7}, t), transpose({-1, -2})});
@@ -242,6 +244,8 @@ std::vector<GradCase> grad_cases() {
   return {
       {"transpose_nhwc_nchw", [](DType t) { return TensorList{input({2, 9, 7, 3}, t, 1), input({2, 3, 9, 7}, t, 2)}; }, 1,
        [=](L x) { return weighted(ops::transpose(x[0], {0, 3, 1, 2}), x[1]); }},
+      {"transpose_tiled", [](DType t) { return TensorList{input({2, 3, 40, 20}, t, 1), input({3, 2, 20, 40}, t, 2)}; }, 1,
+       [=](L x) { return weighted(ops::transpose(x[0], {1, 0, 3, 2}), x[1]); }},
       {"transpose_inner_kept", [](DType t) { return TensorList{input({4, 5, 6}, t, 1), input({5, 4, 6}, t, 2)}; }, 1,
        [=](L x) { return weighted(ops::transpose(x[0], {1, 0, 2}), x[1]); }},
       {"slice", [](DType t) { return TensorList{input({9, 11}, t, 1), input({4, 8}, t, 2)}; }, 1,
