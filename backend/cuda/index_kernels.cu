@@ -56,8 +56,17 @@ __global__ void take_grad_runs_kernel(const T* g, const uint64_t* keys, const in
     const int64_t k = t % inner, q = t / inner, p = q % n, o = q / n;
     const uint64_t key = keys[p];
     if (p > 0 && keys[p - 1] == key) continue;
+    // The run's end by binary search (keys are sorted), so that the summing loop has a known
+    // trip count and its loads can be issued ahead of the dependent adds.
+    int64_t lo = p + 1, hi = n;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (keys[mid] == key) lo = mid + 1;
+      else hi = mid;
+    }
     T acc = T(0);
-    for (int64_t e = p; e < n && keys[e] == key; ++e) acc += g[(o * n + pos[e]) * inner + k];
+#pragma unroll 4
+    for (int64_t e = p; e < lo; ++e) acc += g[(o * n + pos[e]) * inner + k];
     out[(o * extent + static_cast<int64_t>(key)) * inner + k] = acc;
   }
 }
