@@ -8,6 +8,7 @@
 #include "backend/cuda.h"
 
 #include "backend/device.h"
+#include "backend/device_scope.h"
 #include "backend/dtype.h"
 #include "backend/errors.h"
 #include "backend/shape.h"
@@ -94,7 +95,22 @@ Device unpack_device(uint64_t packed) {
 }
 }  // namespace
 
+namespace {
+thread_local bool t_scoped = false;
+thread_local Device t_scoped_device;
+}  // namespace
+
+DeviceScope::DeviceScope(Device device) : had_previous_(t_scoped), previous_(t_scoped_device) {
+  t_scoped = true;
+  t_scoped_device = device;
+}
+DeviceScope::~DeviceScope() {
+  t_scoped = had_previous_;
+  t_scoped_device = previous_;
+}
+
 Device default_device() {
+  if (t_scoped) return t_scoped_device;
   uint64_t packed = g_default_device.load(std::memory_order_acquire);
   if (packed != 0) return unpack_device(packed);
   std::lock_guard<std::mutex> lock(g_default_device_mutex);

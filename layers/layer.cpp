@@ -120,7 +120,10 @@ void Layer::set_weights(const TensorList& values) {
 
 TensorList Layer::get_weights() const {
   TensorList out;
-  for (const auto& v : weights()) out.push_back(v.value().clone());
+  for (const auto& v : weights()) {
+    const Tensor& t = v.value();
+    out.push_back(t.device() == Device::cpu() ? t.clone() : t.to(Device::cpu()));  // host copies, as Keras's NumPy arrays
+  }
   return out;
 }
 

@@ -25,7 +25,7 @@ TensorList UnitNormalizationImpl::call(const TensorList& inputs, const CallConte
   const Tensor& x = inputs[0];
   Tensor square_sum = ops::sum(ops::square(x), options_.axis, true);
   // min(rsqrt(s), 1e12) == rsqrt(max(s, 1e-24)), whose gradient stays finite at zero.
-  Tensor inv_norm = ops::divide(Tensor::scalar(1.0, x.dtype()), ops::sqrt(ops::maximum(square_sum, Tensor::scalar(1e-24, x.dtype()))));
+  Tensor inv_norm = ops::divide(Tensor::scalar(1.0, x.dtype(), x.device()), ops::sqrt(ops::maximum(square_sum, Tensor::scalar(1e-24, x.dtype(), x.device()))));
   return {ops::multiply(x, inv_norm)};
 }
 

@@ -57,7 +57,10 @@ struct TimingOptions {
 //              "repeats", "steps_per_repeat", "all"}, "infer": {...}, "peak_rss_mib"}
 // Returns the process exit code.
 // `mode` ("both", "train" or "infer") says which of "train" and "infer" are timed and present.
-int run_worker(const Workload& workload, const TimingOptions& timing, const std::string& mode);
+// `device` cuda:N moves the model and the batch pool there, waits for the device at the end of
+// each timed run, and adds "device" and "peak_gpu_mib" (the caching allocator's peak) to the line.
+int run_worker(const Workload& workload, const TimingOptions& timing, const std::string& mode,
+               keras::Device device = keras::Device::cpu());
 
 // The hidden `--breakdown STEPS` mode: mean wall and CPU milliseconds of each phase of a
 // training step (forward, loss, backward, optimizer, metrics, as Model::train_step runs them),

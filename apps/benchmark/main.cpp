@@ -56,6 +56,8 @@ struct Options {
   std::string mode;           // both | train | infer; empty: the workload's
   double peak_seconds = 0.3;
   bool worker = false;
+  int64_t batch = 0;   // --batch: overrides the workload's batch size (0 = the workload's)
+  std::string device;  // --device: time our side alone on that device (cuda:N); empty = the CPU driver
   int breakdown_steps = 0;
   bool check_numerics = false;  // our side runs with keras::debugging check-numerics on
   int profile_rounds = 0;
@@ -72,6 +74,7 @@ const char* kUsage =
     "                 [--warmup N] [--min-time S] [--bench-dir DIR] [--python PATH]\n"
     "                 [--config stock|openblas|openblas-skx|tuned] [--side both|ours|torch]\n"
     "                 [--omp-wait-policy passive|active] [--peak-seconds S] [--check-numerics]\n"
+    "       benchmark [--workload W] --device cuda[:N] [--batch N]   (ours alone on a GPU: one JSON line; see gpu_compare.py)\n"
     "       benchmark [--workload W] --against onnxruntime [--ort-python PATH]   (inference: ours vs ONNX Runtime on our export)\n"
     "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step and its kernels per op, ours only)\n"
     "       benchmark [--workload W] --profile-overhead ROUNDS [--profile-steps N]   (a training epoch of N\n"
@@ -121,6 +124,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--omp-wait-policy") o.wait_policy = value(i);
     else if (a == "--peak-seconds") o.peak_seconds = number(i, 0.01);
     else if (a == "--worker") o.worker = true;
+    else if (a == "--device") o.device = value(i);
+    else if (a == "--batch") o.batch = static_cast<int64_t>(number(i, 1));
     else if (a == "--breakdown") o.breakdown_steps = static_cast<int>(number(i, 1));
     else if (a == "--check-numerics") o.check_numerics = true;  // our worker: KERAS_CHECK_NUMERICS=1
     else if (a == "--profile-overhead") o.profile_rounds = static_cast<int>(number(i, 1));
@@ -452,9 +457,13 @@ int run_driver(const Options& o, const bench::Workload& w) {
 int main(int argc, char** argv) {
   Options o = parse(argc, argv);
   try {
-    const bench::Workload& w = bench::find_workload(o.workload);
+    bench::Workload w = bench::find_workload(o.workload);
+    if (o.batch > 0) w.batch = o.batch;
     if (o.mode.empty()) o.mode = w.mode;
     if (o.worker) return bench::run_worker(w, o.timing, o.mode);
+    // The GPU side is ours alone: torch_gpu.py times PyTorch on the same card, and
+    // apps/benchmark/gpu_compare.py puts the two side by side.
+    if (!o.device.empty()) return bench::run_worker(w, o.timing, o.mode, keras::Device::parse(o.device));
     if (o.breakdown_steps > 0) return bench::run_breakdown(w, o.breakdown_steps, o.mode);
     if (o.profile_rounds > 0) return bench::run_profile_overhead(w, o.profile_rounds, o.profile_steps);
     return run_driver(o, w);

@@ -138,10 +138,13 @@ std::vector<Batch> make_pool(const Workload& w, int n = 8) {
 }
 
 // torch_bench.timed, step for step.
-template <class Step>
-nlohmann::json timed(Step&& step, const std::vector<Batch>& pool, int64_t batch, const TimingOptions& o) {
+// `sync` waits for queued device work (a no-op on the CPU), as torch.cuda.synchronize ends
+// torch_gpu.py's timed runs.
+template <class Step, class Sync>
+nlohmann::json timed(Step&& step, Sync&& sync, const std::vector<Batch>& pool, int64_t batch, const TimingOptions& o) {
   auto t0 = Clock::now();
   for (int i = 0; i < o.warmup; ++i) step(pool[static_cast<size_t>(i) % pool.size()]);
+  sync();
   double per_step = seconds_since(t0) / std::max(o.warmup, 1);
   int64_t steps = std::max<int64_t>(5, static_cast<int64_t>(std::ceil(o.min_time / std::max(per_step, 1e-6))));
   std::vector<double> rates;
@@ -149,6 +152,7 @@ nlohmann::json timed(Step&& step, const std::vector<Batch>& pool, int64_t batch,
   for (int r = 0; r < o.repeats; ++r) {
     auto t = Clock::now();
     for (int64_t s = 0; s < steps; ++s) step(pool[next++ % pool.size()]);
+    sync();
     rates.push_back(static_cast<double>(steps * batch) / seconds_since(t));
   }
   std::vector<double> sorted = rates;
@@ -220,16 +224,27 @@ const Workload& find_workload(const std::string& name) {
   throw std::invalid_argument("--workload: expected one of " + known + ", got '" + name + "'.");
 }
 
-int run_worker(const Workload& w, const TimingOptions& timing, const std::string& mode) {
+int run_worker(const Workload& w, const TimingOptions& timing, const std::string& mode, k::Device device) {
   k::utils::set_random_seed(0);
   std::shared_ptr<k::Model> model = w.build();
   std::vector<Batch> pool = make_pool(w);
+  const bool gpu = device.kind == k::DeviceKind::cuda;
+  if (gpu) {
+    model->to(device);
+    for (Batch& b : pool) b = {b.x.to(device), b.y.to(device)};
+  }
+  auto sync = [&] {
+    if (gpu) k::cuda::synchronize(device.index);
+  };
+  if (gpu) k::reset_peak_memory(device);
 
-  nlohmann::json out = {{"side", "ours"}, {"workload", w.name}, {"batch", w.batch}, {"threads", k::num_threads()}};
+  nlohmann::json out = {{"side", "ours"}, {"workload", w.name}, {"batch", w.batch}, {"threads", k::num_threads()},
+                        {"device", device.str()}};
   if (mode != "infer")
-    out["train"] = timed([&](const Batch& b) { model->train_on_batch(b.x, b.y); }, pool, w.batch, timing);
+    out["train"] = timed([&](const Batch& b) { model->train_on_batch(b.x, b.y); }, sync, pool, w.batch, timing);
   if (mode != "train")
-    out["infer"] = timed([&](const Batch& b) { model->predict_on_batch(b.x); }, pool, w.batch, timing);
+    out["infer"] = timed([&](const Batch& b) { model->predict_on_batch(b.x); }, sync, pool, w.batch, timing);
+  if (gpu) out["peak_gpu_mib"] = static_cast<double>(k::cuda::allocator_stats(device.index).peak_bytes_in_use) / (1 << 20);
 
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);

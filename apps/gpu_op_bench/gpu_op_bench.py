@@ -52,6 +52,7 @@ def main():
         ("add_64M", lambda: a + b),
         ("relu_64M", lambda: torch.relu(a)),
         ("sum_all_64M", lambda: a.sum()),
+        ("max_all_64M", lambda: a.max()),
         ("sum_axis0_8192sq", lambda: m.sum(0)),
         ("sum_axis1_8192sq", lambda: m.sum(1)),
         ("matmul_8192_fp32", lambda: m @ m2),

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
       {"add_64M", [&] { k::ops::add(a, b); }},
       {"relu_64M", [&] { k::ops::relu(a); }},
       {"sum_all_64M", [&] { k::ops::sum(a); }},
+      {"max_all_64M", [&] { k::ops::max(a); }},
       {"sum_axis0_8192sq", [&] { k::ops::sum(m, {0}); }},
       {"sum_axis1_8192sq", [&] { k::ops::sum(m, {1}); }},
       {"matmul_8192_fp32", [&] { k::ops::matmul(m, m2); }},

@@ -8,21 +8,23 @@
 
 #include "backend/cuda/math_kernels.h"
 #include "backend/cuda/runtime.h"
+#include "backend/cuda/op_checks.h"
 #include "backend/op_registry.h"
 
 namespace keras {
 namespace {
 
+using cuda::require_float;
+using cuda::require_numeric;
+using cuda::stream_of;
+
 using cuda::DeviceGuard;
 namespace k = cuda::kernels;
 using k::Activation;
 
-void require_floating(const Tensor& t, const char* where) {
-  if (!is_floating(t.dtype())) fail<TypeError>(where, "float32 or float64", dtype_name(t.dtype()));
-}
 
 void forward(Activation a, const char* name, const TensorList& in, TensorList& out, double alpha) {
-  require_floating(in[0], "activation kernel");
+  require_float(in[0], "activation kernel");
   DeviceGuard guard(in[0].device().index);
   k::activation_forward(a, in[0].dtype(), in[0].raw_data(), alpha, out[0].raw_data(), in[0].numel(),
                         cuda::stream(in[0].device().index));
@@ -31,7 +33,7 @@ void forward(Activation a, const char* name, const TensorList& in, TensorList& o
 
 // in = (grad, s) of equal shape and dtype (checked by the op's shape function).
 void backward(Activation a, const char* name, const TensorList& in, TensorList& out, double alpha) {
-  require_floating(in[0], "activation gradient kernel");
+  require_float(in[0], "activation gradient kernel");
   DeviceGuard guard(in[0].device().index);
   k::activation_backward(a, in[0].dtype(), in[0].raw_data(), in[1].raw_data(), alpha, out[0].raw_data(),
                          in[0].numel(), cuda::stream(in[0].device().index));

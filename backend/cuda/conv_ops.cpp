@@ -37,11 +37,16 @@
 #include "backend/cuda/indexing.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/runtime.h"
+#include "backend/cuda/op_checks.h"
 #include "backend/op_registry.h"
 #include "backend/ops_conv.h"
 
 namespace keras {
 namespace {
+
+using cuda::require_float;
+using cuda::require_numeric;
+using cuda::stream_of;
 
 namespace k = cuda::kernels;
 
@@ -432,10 +437,6 @@ void apply_epilogue(Tensor& y, const Tensor* bias, const Epilogue& e, int64_t co
   if (e.relu6) k::clip_max(y.dtype(), y.raw_data(), y.numel(), 6.0, s);
 }
 
-void require_float(const Tensor& t, const char* op) {
-  if (t.dtype() != DType::float32 && t.dtype() != DType::float64)
-    fail<TypeError>(std::string(op) + " (cuda)", "float32 or float64", dtype_name(t.dtype()));
-}
 
 bool use_cudnn(const Problem& pr, const Plan& pl) { return !cuda::conv_force_direct() && fits_cudnn(pr, pl); }
 
@@ -533,7 +534,11 @@ void backward_weights_cuda(const TensorList& in, TensorList& out, const Attrs& a
     const int64_t rows = g.o == 0 ? 0 : dy.numel() / g.o;
     auto kept = cuda::make_indexers({g.o}, {{1}}, "conv2d_backward_weights (cuda)");
     auto red = cuda::make_indexers({rows}, {{g.o}}, "conv2d_backward_weights (cuda)");
-    k::reduce_sum(db.dtype(), dy.raw_data(), kept[0], red[0], db.raw_data(), g.o, rows, 1.0, s);
+    k::ReducePlan plan = k::plan_reduce_sum(kept[0], g.o, rows);
+    Tensor scratch;
+    if (int64_t bytes = plan.scratch_bytes(g.o)) scratch = Tensor::empty({bytes / 8}, DType::float64, dy.device());
+    k::reduce_sum(db.dtype(), dy.raw_data(), kept[0], red[0], db.raw_data(), g.o, rows, 1.0, plan,
+                  scratch.defined() ? scratch.raw_data() : nullptr, s);
   }
   if (dk.numel() != 0) {
     if (dy.numel() == 0 || x.numel() == 0) {

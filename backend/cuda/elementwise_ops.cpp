@@ -10,24 +10,20 @@
 #include "backend/cuda/indexing.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/runtime.h"
+#include "backend/cuda/op_checks.h"
 #include "backend/op_registry.h"
 
 namespace keras {
 namespace {
 
+using cuda::require_float;
+using cuda::require_numeric;
+using cuda::stream_of;
+
 using cuda::DeviceGuard;
 namespace k = cuda::kernels;
 
-cudaStream_t stream_of(const Tensor& t) { return cuda::stream(t.device().index); }
 
-void require_numeric(const Tensor& t, const char* op) {
-  if (t.dtype() == DType::boolean)
-    fail<TypeError>(std::string(op) + " (cuda kernel)", "a numeric dtype", "bool", "Cast the tensor first.");
-}
-void require_float(const Tensor& t, const char* op) {
-  if (!is_floating(t.dtype()))
-    fail<TypeError>(std::string(op) + " (cuda kernel)", "a floating dtype", dtype_name(t.dtype()), "Cast the tensor first.");
-}
 
 // ---- memory ops ----
 

@@ -7,16 +7,18 @@
 
 #include "backend/cuda/runtime.h"
 #include "backend/cuda/train_kernels.h"
+#include "backend/cuda/op_checks.h"
 #include "backend/op_registry.h"
 
 namespace keras {
 namespace {
 
+using cuda::require_float;
+using cuda::require_numeric;
+using cuda::stream_of;
+
 namespace k = cuda::kernels;
 
-void require_float(const Tensor& t, const char* op) {
-  if (!is_floating(t.dtype())) fail<TypeError>(std::string(op) + " kernel", "float32 or float64", dtype_name(t.dtype()));
-}
 
 // Dims from the full-resolution tensor `image` (N, H, W, C) and the resized one `resized`.
 k::ImageDims dims(const Tensor& image, const Tensor& resized) {

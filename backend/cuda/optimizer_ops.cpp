@@ -8,10 +8,15 @@
 
 #include "backend/cuda/runtime.h"
 #include "backend/cuda/train_kernels.h"
+#include "backend/cuda/op_checks.h"
 #include "backend/op_registry.h"
 
 namespace keras {
 namespace {
+
+using cuda::require_float;
+using cuda::require_numeric;
+using cuda::stream_of;
 
 namespace k = cuda::kernels;
 
@@ -21,9 +26,6 @@ k::GradPrep grad_prep(const Attrs& a) {
 
 void* data(const Tensor& t) { return const_cast<Tensor&>(t).raw_data(); }
 
-void require_float(const Tensor& t, const char* op) {
-  if (!is_floating(t.dtype())) fail<TypeError>(std::string("op '") + op + "'", "float32 or float64", dtype_name(t.dtype()));
-}
 
 void sgd_update_cuda(const TensorList& in, TensorList&, const Attrs& a) {
   require_float(in[0], "sgd_update");

@@ -9,10 +9,15 @@
 #include "backend/cpu/pool_reference.h"
 #include "backend/cuda/conv_pool_kernels.h"
 #include "backend/cuda/runtime.h"
+#include "backend/cuda/op_checks.h"
 #include "backend/op_registry.h"
 
 namespace keras {
 namespace {
+
+using cuda::require_float;
+using cuda::require_numeric;
+using cuda::stream_of;
 
 namespace k = cuda::kernels;
 
@@ -23,10 +28,6 @@ k::PoolGeom geom_of(const cpu::PoolParams& p) {
   return g;
 }
 
-void require_float(const Tensor& t, const char* op) {
-  if (t.dtype() != DType::float32 && t.dtype() != DType::float64)
-    fail<TypeError>(std::string(op) + " (cuda)", "float32 or float64", dtype_name(t.dtype()));
-}
 
 k::PoolGeom grad_geom(const Attrs& a) {
   const auto& s = a.get_ints("input_shape");

@@ -14,15 +14,19 @@
 #include "backend/cuda/indexing.h"
 #include "backend/cuda/runtime.h"
 #include "backend/cuda/shape_kernels.h"
+#include "backend/cuda/op_checks.h"
 #include "backend/op_registry.h"
 
 namespace keras {
 namespace {
 
+using cuda::require_float;
+using cuda::require_numeric;
+using cuda::stream_of;
+
 using cuda::DeviceGuard;
 namespace k = cuda::kernels;
 
-cudaStream_t stream_of(const Tensor& t) { return cuda::stream(t.device().index); }
 
 const char* byte_ptr(const Tensor& t) { return static_cast<const char*>(t.raw_data()); }
 char* byte_ptr(Tensor& t) { return static_cast<char*>(t.raw_data()); }

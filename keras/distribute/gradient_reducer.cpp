@@ -57,7 +57,9 @@ GradientReducer::GradientReducer(collectives::Communicator& comm, std::vector<Te
     b.variables.push_back(k);
   }
   for (auto& b : buckets_)
-    b->buffer = Tensor::empty({static_cast<int64_t>(b->elements + b->variables.size())}, b->dtype);
+    // Host buffers: the communicator reduces host memory (MPI); gradients of a model on a GPU
+    // cross to the host in ready() and back in the results.
+    b->buffer = Tensor::empty({static_cast<int64_t>(b->elements + b->variables.size())}, b->dtype, Device::cpu());
 }
 
 GradientReducer::~GradientReducer() = default;
@@ -76,7 +78,7 @@ void GradientReducer::begin_step(double weight) {
 namespace {
 template <class T>
 void scaled_copy(const Tensor& g, T* out, T* count, double weight) {
-  const Tensor c = g.contiguous();
+  const Tensor c = g.to(Device::cpu()).contiguous();
   const T* in = c.data<T>();
   const T w = static_cast<T>(weight);
   const int64_t n = c.numel();
@@ -90,6 +92,7 @@ void GradientReducer::ready(size_t index, const Tensor& gradient) {
   given_[index] = true;
   Bucket& b = *buckets_[bucket_of_[index]];
   if (gradient.defined()) {
+    grad_device_ = gradient.device();
     if (gradient.shape() != specs_[index].shape || gradient.dtype() != specs_[index].dtype)
       fail<ShapeError>("GradientReducer", "gradient " + std::to_string(index) + " of shape " +
                        shape_str(specs_[index].shape) + " " + dtype_name(specs_[index].dtype),
@@ -142,9 +145,9 @@ TensorList GradientReducer::finish(const TensorList& local) {
       const size_t k = b.variables[slot];
       const double count = element_as_double(b.buffer, static_cast<int64_t>(b.elements + slot));
       if (count == 0) continue;
-      Tensor g = Tensor::empty(specs_[k].shape, b.dtype);
+      Tensor g = Tensor::empty(specs_[k].shape, b.dtype, Device::cpu());
       std::memcpy(g.raw_data(), base + offset_of_[k] * esize, g.nbytes());
-      out[k] = g;
+      out[k] = g.to(grad_device_);
     }
   }
   return out;

@@ -63,6 +63,7 @@ class GradientReducer {
   std::vector<std::unique_ptr<Bucket>> buckets_;
   std::vector<size_t> bucket_of_, offset_of_;  // per variable
   std::vector<bool> given_;
+  Device grad_device_ = Device::cpu();  // where the gradients (and the model) live
   size_t next_to_start_ = 0;
   double weight_ = 1;
   double wait_seconds_ = 0;

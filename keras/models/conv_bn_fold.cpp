@@ -104,7 +104,7 @@ std::pair<Tensor, Tensor> ConvBnFold::folded_weights() const {
   if (key != cache_->key || !cache_->kernel.defined()) {
     NoGradGuard no_grad;
     const Tensor variance = b.moving_variance().value();
-    Tensor scale = ops::divide(Tensor::full(variance.shape(), 1.0, variance.dtype()),
+    Tensor scale = ops::divide(Tensor::full(variance.shape(), 1.0, variance.dtype(), variance.device()),
                                ops::sqrt(ops::add(variance, bo.epsilon)));
     if (bo.scale) scale = ops::multiply(scale, b.gamma().value());
     // The kernel's last axis is the output channel, so the scale broadcasts over it; a depthwise

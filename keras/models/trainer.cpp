@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "backend/autodiff.h"
+#include "backend/device_scope.h"
 #include "backend/instrumentation.h"
 #include "backend/ops.h"
 #include "keras/models/batch_source.h"
@@ -129,6 +130,7 @@ Logs Model::train_step(const TensorList& x_global, const TensorList& y_global, c
   auto& st = *train_;
   DataParallelRun* parallel = st.parallel.get();
   BatchData batch = place_batch({x_global, y_global, sw_global}, "train step");
+  DeviceScope on_device(device());  // constants made by layers, losses and metrics land there too
   double weight = 1;  // this process's share of the global batch
   if (parallel) {
     auto shard = parallel->shard(batch);
@@ -181,6 +183,7 @@ Logs Model::train_step(const TensorList& x_global, const TensorList& y_global, c
 void Model::test_step(const TensorList& x_global, const TensorList& y_global, const Tensor& sw_global) {
   NoGradGuard no_grad;
   BatchData placed = place_batch({x_global, y_global, sw_global}, "test step");
+  DeviceScope on_device(device());
   TensorList x = std::move(placed.x), y = std::move(placed.y);
   Tensor sw = placed.sample_weight;
   if (DataParallelRun* parallel = train_->parallel.get()) {
@@ -440,7 +443,9 @@ Tensor Model::predict_on_batch(const Tensor& x) { return predict_on_batch(Tensor
 
 TensorList Model::predict_on_batch(const TensorList& x) {
   NoGradGuard no_grad;
-  TensorList out = (*this)(place_batch({x, {}, {}}, "predict").x, CallArgs{.training = false});
+  BatchData placed = place_batch({x, {}, {}}, "predict");
+  DeviceScope on_device(device());
+  TensorList out = (*this)(placed.x, CallArgs{.training = false});
   // Results go back to the user on the host, as Keras returns NumPy arrays.
   for (auto& t : out) t = t.to(Device::cpu());
   return out;

@@ -13,15 +13,13 @@
 #include "backend/autodiff.h"
 #include "backend/collectives/collective_ops.h"
 #include "backend/cuda.h"
+#include "backend/op_registry.h"
 #include "backend/ops.h"
 #include "backend/random.h"
+#include "support/cuda_test.h"
 
 using namespace keras;
 
-#define REQUIRE_CUDA()                                                              \
-  do {                                                                              \
-    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason(); \
-  } while (0)
 
 namespace {
 
@@ -349,15 +347,21 @@ TEST(CudaErrors, MixedDevicesAreDeviceError) {
   EXPECT_THROW(ops::matmul(b, a), DeviceError);
 }
 
+// An op registered with a CPU kernel alone (every real op has a CUDA kernel: test_cuda_coverage).
+KERAS_REGISTER_OP(test_cpu_only) { def.shape = same_as_first_input; }
+KERAS_REGISTER_KERNEL(test_cpu_only, cpu, [](const TensorList& in, TensorList& out, const Attrs&) {
+  out[0].copy_from(in[0]);
+});
+
 TEST(CudaErrors, MissingKernelNamesOpAndDevice) {
   REQUIRE_CUDA();
   Tensor x = Tensor::ones({3}, DType::float32, Device::cuda(0));
   try {
-    ops::exp(x);
-    FAIL() << "exp has no CUDA kernel yet; expected NotImplementedError";
+    run_op("test_cpu_only", {x});
+    FAIL() << "test_cpu_only has no CUDA kernel; expected NotImplementedError";
   } catch (const NotImplementedError& e) {
     std::string msg = e.what();
-    EXPECT_NE(msg.find("'exp'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'test_cpu_only'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("cuda"), std::string::npos) << msg;
   }
 }

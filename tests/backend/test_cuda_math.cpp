@@ -14,13 +14,10 @@
 #include "backend/autodiff.h"
 #include "backend/cuda.h"
 #include "backend/ops.h"
+#include "support/cuda_test.h"
 
 using namespace keras;
 
-#define REQUIRE_CUDA()                                                                                \
-  do {                                                                                                \
-    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason(); \
-  } while (0)
 
 namespace {
 

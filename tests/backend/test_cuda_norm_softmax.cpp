@@ -16,13 +16,10 @@
 #include "backend/ops_attention.h"
 #include "backend/ops_nn.h"
 #include "backend/random.h"
+#include "support/cuda_test.h"
 
 using namespace keras;
 
-#define REQUIRE_CUDA()                                                                               \
-  do {                                                                                               \
-    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason(); \
-  } while (0)
 
 namespace {
 

@@ -20,14 +20,11 @@
 #include "backend/ops.h"
 #include "backend/ops_rnn.h"
 #include "backend/random.h"
+#include "support/cuda_test.h"
 
 using namespace keras;
 using ops::RnnKind;
 
-#define REQUIRE_CUDA()                                                                               \
-  do {                                                                                               \
-    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason(); \
-  } while (0)
 
 namespace {
 

@@ -6,7 +6,6 @@
 // the CPU's IndexError with the same text. Every test skips without a CUDA device.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -18,13 +17,10 @@
 #include "backend/cuda.h"
 #include "backend/ops.h"
 #include "backend/random.h"
+#include "support/cuda_test.h"
 
 using namespace keras;
 
-#define REQUIRE_CUDA()                                                                              \
-  do {                                                                                              \
-    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason(); \
-  } while (0)
 
 namespace {
 
@@ -290,30 +286,17 @@ TEST(CudaShapeReduce, FiveMillionElements) {
   }
 }
 
-// 64M float32 elements: max and sum_squares_f64 each well under a millisecond on an H100 (the
-// bound here is loose so that slower cards pass; the printed times are the measurement).
-TEST(CudaShapeReduce, SixtyFourMillionIsFast) {
+// 64M float32 elements (the two-pass reductions at full scale; their speed is measured by
+// apps/gpu_op_bench, never here): one large element placed late must win, sums stay exact.
+TEST(CudaShapeReduce, SixtyFourMillionElements) {
   REQUIRE_CUDA();
-  Tensor g = Tensor::full({64 << 20}, 0.25, DType::float32, Device::cuda(0));
+  Tensor g = Tensor::full({64 << 20}, 0.25, DType::float32, Device::cpu());
+  g.data<float>()[(64 << 20) - 5] = 3.0f;
+  Tensor d = g.to(Device::cuda(0));
   const OpDef& sq = OpRegistry::instance().find("sum_squares_f64");
-  for (int warm = 0; warm < 3; ++warm) {
-    ops::max(g);
-    run_op1(sq, {g});
-  }
-  cuda::synchronize(0);
-  auto time_ms = [](const std::function<void()>& f) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < 10; ++i) f();
-    cuda::synchronize(0);
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 10;
-  };
-  double max_ms = time_ms([&] { ops::max(g); });
-  double sq_ms = time_ms([&] { run_op1(sq, {g}); });
-  std::printf("64M float32: max %.3f ms, sum_squares_f64 %.3f ms\n", max_ms, sq_ms);
-  EXPECT_LT(max_ms, 3.0);
-  EXPECT_LT(sq_ms, 3.0);
-  EXPECT_EQ(ops::max(g).item(), 0.25);
-  EXPECT_EQ(run_op1(sq, {g}).item(), 0.0625 * (64 << 20));
+  EXPECT_EQ(ops::max(d).item(), 3.0);
+  EXPECT_EQ(ops::argmax(d, 0).item(), double((64 << 20) - 5));
+  EXPECT_EQ(run_op1(sq, {d}).item(), 0.0625 * ((64 << 20) - 1) + 9.0);
 }
 
 // ---- bad indices: the CPU's error type and text ----

@@ -17,13 +17,10 @@
 #include "backend/ops_nn.h"
 #include "backend/random.h"
 #include "losses/sparse_softmax_cross_entropy.h"
+#include "support/cuda_test.h"
 
 using namespace keras;
 
-#define REQUIRE_CUDA()                                                                              \
-  do {                                                                                              \
-    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason(); \
-  } while (0)
 
 namespace {
 

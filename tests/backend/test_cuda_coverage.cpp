@@ -1,0 +1,39 @@
+// Every op with a CPU kernel has a CUDA kernel in a CUDA build: a model that trains on the CPU
+// must not stop on the GPU with "no kernel for cuda". Runs on every machine with a CUDA build
+// (no GPU needed: it reads the op registry). kStillMissing names the ops without one yet, each
+// for a stated reason; the test also fails when a listed op gains a kernel, so the list only
+// shrinks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "backend/cuda.h"
+#include "backend/op_registry.h"
+
+using namespace keras;
+
+namespace {
+
+// op -> why it has no CUDA kernel yet.
+const std::map<std::string, std::string> kStillMissing = {
+};
+
+}  // namespace
+
+TEST(CudaCoverage, EveryCpuOpHasACudaKernel) {
+  if (!cuda::built()) GTEST_SKIP() << "built without the CUDA backend";
+  const auto& registry = OpRegistry::instance();
+  std::string missing, stale;
+  for (const std::string& name : registry.names()) {
+    const OpDef& def = registry.find(name);
+    const bool cpu = static_cast<bool>(def.kernels[static_cast<int>(DeviceKind::cpu)]);
+    const bool gpu = static_cast<bool>(def.kernels[static_cast<int>(DeviceKind::cuda)]);
+    const bool listed = kStillMissing.count(name) != 0;
+    if (cpu && !gpu && !listed) missing += " " + name;
+    if (listed && gpu) stale += " " + name;
+  }
+  EXPECT_EQ(missing, "") << "ops with a CPU kernel and no CUDA kernel:" << missing;
+  EXPECT_EQ(stale, "") << "listed as missing but now have a CUDA kernel (remove them from kStillMissing):" << stale;
+}
