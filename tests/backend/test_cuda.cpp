@@ -18,26 +18,12 @@
 #include "backend/random.h"
 #include "support/cuda_test.h"
 
+using keras::test_support::rel_err;
+
 using namespace keras;
 
 
 namespace {
-
-// max |a - b| / max(1, max |b|): relative to the result's scale, absolute near zero.
-double rel_err(const Tensor& got, const Tensor& want) {
-  EXPECT_EQ(got.shape(), want.shape());
-  EXPECT_EQ(got.dtype(), want.dtype());
-  if (got.shape() != want.shape()) return 1e300;
-  std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
-  double diff = 0, scale = 1;
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (std::isnan(w[i]) != std::isnan(g[i])) return 1e300;
-    if (std::isnan(w[i])) continue;
-    diff = std::max(diff, std::abs(g[i] - w[i]));
-    scale = std::max(scale, std::abs(w[i]));
-  }
-  return diff / scale;
-}
 
 Tensor input(const Shape& shape, DType dtype, uint64_t seed, bool positive) {
   if (dtype == DType::int32 || dtype == DType::int64) {

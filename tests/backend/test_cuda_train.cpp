@@ -20,27 +20,11 @@
 #include "support/cuda_test.h"
 
 using namespace keras;
-
+using test_support::rel_err;
 
 namespace {
 
 const Device kGpu = Device::cuda(0);
-
-// max |a - b| / max(1, max |b|); NaN must sit at the same places.
-double rel_err(const Tensor& got, const Tensor& want) {
-  EXPECT_EQ(got.shape(), want.shape());
-  EXPECT_EQ(got.dtype(), want.dtype());
-  if (got.shape() != want.shape()) return 1e300;
-  std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
-  double diff = 0, scale = 1;
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (std::isnan(w[i]) != std::isnan(g[i])) return 1e300;
-    if (std::isnan(w[i])) continue;
-    diff = std::max(diff, std::abs(g[i] - w[i]));
-    scale = std::max(scale, std::abs(w[i]));
-  }
-  return diff / scale;
-}
 
 Tensor normal(const Shape& s, DType t, uint64_t seed, double stddev = 1.0) { return random::normal(s, 0.0, stddev, seed, t); }
 
