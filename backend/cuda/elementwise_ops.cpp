@@ -70,8 +70,7 @@ void binary_kernel(k::Binary op, const char* name, const TensorList& in, TensorL
   require_numeric(a, name);
   if (op == k::Binary::divide) require_float(a, name);
   DeviceGuard guard(c.device().index);
-  auto ix = cuda::make_indexers(c.shape(), {cuda::broadcast_strides(a.shape(), c.shape()),
-                                            cuda::broadcast_strides(b.shape(), c.shape())}, name);
+  auto ix = cuda::broadcast_indexers(c.shape(), {a.shape(), b.shape()}, name);
   k::binary(op, a.dtype(), a.raw_data(), ix[0], b.raw_data(), ix[1], c.raw_data(), c.numel(), stream_of(c));
   cuda::check_launch(name);
 }

@@ -51,4 +51,11 @@ std::vector<kernels::Indexer> make_indexers(const Shape& shape, const std::vecto
   return out;
 }
 
+std::vector<kernels::Indexer> broadcast_indexers(const Shape& out, const std::vector<Shape>& operands, const char* where) {
+  std::vector<Shape> strides;
+  strides.reserve(operands.size());
+  for (const Shape& s : operands) strides.push_back(broadcast_strides(s, out));
+  return make_indexers(out, strides, where);
+}
+
 }  // namespace keras::cuda

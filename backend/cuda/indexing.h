@@ -17,4 +17,8 @@ Shape broadcast_strides(const Shape& in, const Shape& out);
 // NotImplementedError (naming `where`) when more than kernels::kMaxRank axes remain.
 std::vector<kernels::Indexer> make_indexers(const Shape& shape, const std::vector<Shape>& strides, const char* where);
 
+// One Indexer per operand shape broadcast to `out` (make_indexers over broadcast_strides): the
+// plans of the elementwise ops with broadcasting.
+std::vector<kernels::Indexer> broadcast_indexers(const Shape& out, const std::vector<Shape>& operands, const char* where);
+
 }  // namespace keras::cuda

@@ -26,13 +26,6 @@ namespace k = cuda::kernels;
 
 
 // Indexers of `operands` broadcast into `out`'s shape.
-std::vector<k::Indexer> broadcast_indexers(const Tensor& out, std::initializer_list<const Tensor*> operands,
-                                           const char* name) {
-  std::vector<Shape> strides;
-  for (const Tensor* t : operands) strides.push_back(cuda::broadcast_strides(t->shape(), out.shape()));
-  return cuda::make_indexers(out.shape(), strides, name);
-}
-
 // ---- unary ----
 
 void unary_math(k::MathUnary op, const char* name, bool float_only, const TensorList& in, TensorList& out,
@@ -71,7 +64,7 @@ void binary_math(k::MathBinary op, const char* name, const TensorList& in, Tenso
   require_numeric(in[0], name);
   Tensor& c = out[0];
   DeviceGuard guard(c.device().index);
-  auto ix = broadcast_indexers(c, {&in[0], &in[1]}, name);
+  auto ix = cuda::broadcast_indexers(c.shape(), {in[0].shape(), in[1].shape()}, name);
   k::math_binary(op, in[0].dtype(), in[0].raw_data(), ix[0], in[1].raw_data(), ix[1], c.raw_data(), c.numel(),
                  stream_of(c));
   cuda::check_launch(name);
@@ -90,7 +83,7 @@ KERAS_CUDA_MATH_BINARY(pow);
 void compare(k::Compare op, const char* name, const TensorList& in, TensorList& out) {
   Tensor& c = out[0];
   DeviceGuard guard(c.device().index);
-  auto ix = broadcast_indexers(c, {&in[0], &in[1]}, name);
+  auto ix = cuda::broadcast_indexers(c.shape(), {in[0].shape(), in[1].shape()}, name);
   k::compare(op, in[0].dtype(), in[0].raw_data(), ix[0], in[1].raw_data(), ix[1], static_cast<bool*>(c.raw_data()),
              c.numel(), stream_of(c));
   cuda::check_launch(name);
@@ -114,7 +107,7 @@ KERAS_REGISTER_KERNEL(where, cuda, [](const TensorList& in, TensorList& out, con
     fail<TypeError>("where (cuda kernel)", "a bool condition", dtype_name(in[0].dtype()));
   Tensor& o = out[0];
   DeviceGuard guard(o.device().index);
-  auto ix = broadcast_indexers(o, {&in[0], &in[1], &in[2]}, "where (cuda)");
+  auto ix = cuda::broadcast_indexers(o.shape(), {in[0].shape(), in[1].shape(), in[2].shape()}, "where (cuda)");
   k::where(in[1].dtype(), static_cast<const bool*>(in[0].raw_data()), ix[0], in[1].raw_data(), ix[1],
            in[2].raw_data(), ix[2], o.raw_data(), o.numel(), stream_of(o));
   cuda::check_launch("where (cuda)");
@@ -126,7 +119,7 @@ KERAS_REGISTER_KERNEL(where, cuda, [](const TensorList& in, TensorList& out, con
 KERAS_REGISTER_KERNEL(broadcast_to, cuda, [](const TensorList& in, TensorList& out, const Attrs&) {
   Tensor& o = out[0];
   DeviceGuard guard(o.device().index);
-  auto ix = broadcast_indexers(o, {&in[0]}, "broadcast_to (cuda)");
+  auto ix = cuda::broadcast_indexers(o.shape(), {in[0].shape()}, "broadcast_to (cuda)");
   k::gather(static_cast<int>(dtype_size(in[0].dtype())), in[0].raw_data(), ix[0], o.raw_data(), o.numel(),
             stream_of(o));
   cuda::check_launch("broadcast_to (cuda)");
