@@ -96,7 +96,10 @@ void write_choices(const std::vector<ConvChoice>& choices, const std::string& pa
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) fail<IOError>("save_conv_choices", "a file renamed into place", "'" + ec.message() + "' for '" + path + "'");
+  if (ec) {
+    std::string got = ec.message();
+    fail<IOError>("save_conv_choices", "a file renamed into place", got.insert(0, "'") + "' for '" + path + "'");
+  }
 }
 
 void save_at_exit() {

@@ -39,7 +39,10 @@ std::string choice_key(const std::string& direction, const Problem& pr, const st
                        const std::string& prop) {
   auto dims = [](const Shape& s) {
     std::string out;
-    for (size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (i) out += 'x';
+      out += std::to_string(s[i]);
+    }
     return out;
   };
   const ConvParams& p = pr.p;

@@ -109,7 +109,7 @@ std::shared_ptr<dnnl::reorder> weight_reorder(const memory::desc& keras, const m
   return reorder_prim(keras, wanted, key);
 }
 
-void reorder(const memory& from, const memory& to, const std::string& key) {
+void reorder(memory from, memory to, const std::string& key) {
   reorder_prim(from.get_desc(), to.get_desc(), key)->execute(cpu::dnnl_stream(), from, to);
 }
 
