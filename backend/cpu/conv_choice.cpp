@@ -97,8 +97,10 @@ void write_choices(const std::vector<ConvChoice>& choices, const std::string& pa
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
-    std::string got = ec.message();
-    fail<IOError>("save_conv_choices", "a file renamed into place", got.insert(0, "'") + "' for '" + path + "'");
+    std::string got = "'";  // appended piecewise: "'" + a temporary trips GCC 12's -Wrestrict
+    got += ec.message();
+    got += "' for '" + path + "'";
+    fail<IOError>("save_conv_choices", "a file renamed into place", got);
   }
 }
 
@@ -192,7 +194,7 @@ void time_candidates(const ConvTrial& trial, ConvChoice& choice) {
 void log_choice(const ConvChoice& c) {
   std::string line = "keras conv choice: " + c.key + " -> " + conv_candidate_name(c.chosen) + " [" + c.how;
   char buf[96];
-  for (size_t i = 0; i < c.ms.size(); ++i) {
+  for (size_t i = 0; c.how == "timed" && i < c.ms.size(); ++i) {
     if (c.rejected[i])
       std::snprintf(buf, sizeof buf, "%s %s rejected (deviation %.2g)", i ? "," : ":", conv_candidate_name(c.candidates[i]),
                     c.winograd_deviation);
