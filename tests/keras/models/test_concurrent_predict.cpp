@@ -1,8 +1,9 @@
 // One built model serving several threads at once (a C++ inference server with a request thread
 // pool): predict from each thread gives the result the same call gives alone, for a convnet
 // (convolutions, batch norm, pooling, dense) and a recurrent text model (embedding with a mask,
-// masked LSTM, attention). The kernels' shared state (oneDNN's scratchpad, primitive and
-// weight caches, the convolution chooser deciding while other threads run) is what is proven.
+// masked LSTM, attention). What is proven is the kernels' shared state: oneDNN's scratchpad,
+// the primitive and weight caches (the chooser deciding under concurrent first calls is
+// tests/backend/test_onednn_threads.cpp's).
 #include <gtest/gtest.h>
 
 #include <atomic>
