@@ -16,6 +16,11 @@ std::vector<Value> emit_time_distributed(Graph& g, const EmitCall& c) {
   if (!emitter)
     fail<NotImplementedError>(where, "a wrapped layer with an ONNX mapping", inner[0]->where());
   const Value& x = c.inputs[0];
+  // Keras hands each step's part of a mask of rank >= 3 to the wrapped layer; (batch, steps)
+  // masks have no per-step part and only pass on (masks.h).
+  if (!x.mask.empty() && x.rank() >= 4)
+    fail<NotImplementedError>(where, "no mask on an input of rank >= 4", "a mask on " + shape_str(x.shape),
+                              "Per-step masks of the wrapped layer are not exported yet.");
   const Shape& out = c.outputs[0].shape;
   for (size_t a = 1; a < x.shape.size(); ++a)
     if (x.shape[a] < 0) fail<NotImplementedError>(where, "known step count and extents", shape_str(x.shape));

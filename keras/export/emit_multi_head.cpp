@@ -1,0 +1,189 @@
+// ONNX emitters of MultiHeadAttention and GroupQueryAttention (Keras class GroupedQueryAttention),
+// decomposed into MatMul / Softmax: per head softmax(q k^T / sqrt(key_dim)) v, then the output
+// projection. GroupQueryAttention repeats each key/value head num_query_heads /
+// num_key_value_heads times (Keras's ops.repeat on the head axis) before the products.
+//
+// Masks, as Keras's _compute_attention_mask: the query's (B, T, 1), the value's and key's
+// (B, 1, S), the causal mask, the sliding-window band and the attention_mask given by keyword,
+// and-ed; masked scores become -1e9 (Keras's fused path), and the probabilities of masked entries
+// are zeroed where Keras takes its Softmax-layer path (dropout configured, or returned scores).
+// Supported: rank-3 query, value and key, attention over axis 1 (Keras's default for sequences).
+#include <cmath>
+
+#include "backend/errors.h"
+#include "keras/export/emitter.h"
+#include "layers/attention_common.h"
+
+namespace keras::onnx {
+namespace {
+
+std::string where_of(const EmitCall& c) { return c.layer.where() + " ONNX export"; }
+
+bool flag(const json& options, const char* key) { return options.contains(key) && options[key].is_boolean() && options[key].get<bool>(); }
+
+// x (N, T, D) @ kernel (D, H, K) + bias (H, K) -> (N, T, H, K).
+std::string project(Graph& g, const EmitCall& c, const Value& x, const std::string& sub, int64_t heads, int64_t dim,
+                    bool use_bias) {
+  const std::string w = c.weight(g, sub + "/kernel_2d", [&] {
+    HostTensor k = host_weight(c.layer, sub + "/kernel");
+    k.shape = {k.shape[0], heads * dim};
+    return k;
+  });
+  std::string y = g.add("MatMul", {g.as_keras(x), w}, {}, c.hint(sub + "/MatMul"));
+  if (use_bias) {
+    const std::string b = c.weight(g, sub + "/bias_1d", [&] {
+      HostTensor t = host_weight(c.layer, sub + "/bias");
+      t.shape = {heads * dim};
+      return t;
+    });
+    y = g.add("Add", {y, b}, {}, c.hint(sub + "/BiasAdd"));
+  }
+  return g.add("Reshape", {y, g.constant_ints(c.hint(sub + "/heads"), {0, 0, heads, dim})}, {}, c.hint(sub + "/split_heads"));
+}
+
+std::string transpose(Graph& g, const std::string& x, std::vector<int64_t> perm, const std::string& hint) {
+  return g.add("Transpose", {x}, {attr("perm", std::move(perm))}, hint);
+}
+
+// (N, Hkv, a, b) -> (N, Hkv * times, a, b), each head repeated `times` times in place;
+// `merged` is the Reshape target (N, H, a, b) with 0 for N and -1 for the one unknown extent.
+std::string repeat_heads(Graph& g, const EmitCall& c, const std::string& x, int64_t times, const std::string& what,
+                         const std::vector<int64_t>& merged) {
+  if (times == 1) return x;
+  const std::string e = g.add("Expand", {g.add("Unsqueeze", {x, g.constant_ints(c.hint(what + "_axis2"), {2})}, {}, c.hint(what + "_5d")),
+                                         g.constant_ints(c.hint(what + "_times"), {1, 1, times, 1, 1})},
+                              {}, c.hint(what + "_repeated"));
+  return g.add("Reshape", {e, g.constant_ints(c.hint(what + "_merge"), merged)}, {}, c.hint(what + "_heads"));
+}
+
+// A (T, S) {0, 1} pattern as a (1, T, S) bool constant.
+std::string bool_pattern(Graph& g, const std::string& hint, int64_t tq, int64_t tk, const std::function<bool(int64_t, int64_t)>& keep) {
+  HostTensor t{{1, tq, tk}, {}};
+  for (int64_t i = 0; i < tq; ++i)
+    for (int64_t j = 0; j < tk; ++j) t.data.push_back(keep(i, j) ? 1.f : 0.f);
+  return g.add("Cast", {g.constant(hint + "_pattern", t)}, {attr("to", int64_t{9})}, hint);  // 9: BOOL
+}
+
+std::string mask_and(Graph& g, const std::string& a, const std::string& b, const std::string& hint) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return g.add("And", {a, b}, {}, hint);
+}
+
+struct HeadsSpec {
+  int64_t query_heads = 0, kv_heads = 0, key_dim = 0, value_dim = 0;
+  bool bias = true, gate = false, zero_masked = false;
+  std::optional<int64_t> window;
+};
+
+std::vector<Value> emit_heads(Graph& g, const EmitCall& c, const HeadsSpec& spec) {
+  const auto slots = layers::attention::input_slots(c.inputs.size(), c.keywords, where_of(c));
+  auto at = [&](int slot) { return slot >= 0 ? &c.inputs[static_cast<size_t>(slot)] : nullptr; };
+  const Value& query = *at(slots.query);
+  const Value& value = *at(slots.value);
+  const Value& key = slots.key >= 0 ? *at(slots.key) : value;
+  const Value* given = at(slots.attention_mask);
+  if (query.rank() != 3 || value.rank() != 3 || key.rank() != 3)
+    fail<NotImplementedError>(where_of(c), "rank-3 query, value and key",
+                              shape_str(query.shape) + ", " + shape_str(value.shape) + ", " + shape_str(key.shape));
+  const int64_t tq = query.shape[1], tk = key.shape[1];
+  const int64_t hq = spec.query_heads, hkv = spec.kv_heads;
+  // Keras's _compute_attention_mask, (B or 1, T, S) bool.
+  std::string mask;
+  if (!query.mask.empty()) mask = g.add("Unsqueeze", {query.mask, g.constant_ints(c.hint("qmask_axis"), {-1})}, {}, c.hint("query_mask"));
+  if (!value.mask.empty())
+    mask = mask_and(g, mask, g.add("Unsqueeze", {value.mask, g.constant_ints(c.hint("vmask_axis"), {-2})}, {}, c.hint("value_mask")),
+                    c.hint("mask_qv"));
+  if (slots.key >= 0 && !key.mask.empty())
+    mask = mask_and(g, mask, g.add("Unsqueeze", {key.mask, g.constant_ints(c.hint("kmask_axis"), {-2})}, {}, c.hint("key_mask")),
+                    c.hint("mask_qvk"));
+  const bool causal = flag(c.options, "use_causal_mask");
+  if ((causal || spec.window) && (tq < 0 || tk < 0))
+    fail<NotImplementedError>(where_of(c), "known sequence lengths for the causal or sliding-window mask",
+                              shape_str(query.shape) + ", " + shape_str(key.shape));
+  if (causal) mask = mask_and(g, mask, bool_pattern(g, c.hint("causal"), tq, tk, [](int64_t i, int64_t j) { return j <= i; }), c.hint("mask_causal"));
+  if (spec.window) {
+    const int64_t w = *spec.window;
+    mask = mask_and(g, mask, bool_pattern(g, c.hint("window"), tq, tk, [w](int64_t i, int64_t j) { return std::abs(i - j) < w; }),
+                    c.hint("mask_window"));
+  }
+  if (given) mask = mask_and(g, g.add("Cast", {g.as_keras(*given)}, {attr("to", int64_t{9})}, c.hint("attention_mask")), mask,
+                             c.hint("mask_given"));
+
+  std::string q = transpose(g, project(g, c, query, "query", hq, spec.key_dim, spec.bias), {0, 2, 1, 3}, c.hint("query/heads_first"));
+  q = g.add("Mul", {q, g.constant_scalar(c.hint("scale"), static_cast<float>(1.0 / std::sqrt(static_cast<double>(spec.key_dim))))}, {},
+            c.hint("scaled_query"));
+  std::string k = transpose(g, project(g, c, key, "key", hkv, spec.key_dim, spec.bias), {0, 2, 3, 1}, c.hint("key/heads_first"));
+  std::string v = transpose(g, project(g, c, value, "value", hkv, spec.value_dim, spec.bias), {0, 2, 1, 3}, c.hint("value/heads_first"));
+  k = repeat_heads(g, c, k, hq / hkv, "key", {0, hq, spec.key_dim, -1});
+  v = repeat_heads(g, c, v, hq / hkv, "value", {0, hq, -1, spec.value_dim});
+  std::string scores = g.add("MatMul", {q, k}, {}, c.hint("scores"));  // (N, H, T, S)
+  std::string mask4;
+  if (!mask.empty()) {
+    mask4 = g.add("Unsqueeze", {mask, g.constant_ints(c.hint("mask_heads_axis"), {1})}, {}, c.hint("mask_heads"));
+    scores = g.add("Where", {mask4, scores, g.constant_scalar(c.hint("masked_score"), -1e9f)}, {}, c.hint("masked_scores"));
+  }
+  std::string probs = g.add("Softmax", {scores}, {attr("axis", int64_t{-1})}, c.hint("attention"));
+  if (!mask4.empty() && spec.zero_masked)
+    probs = g.add("Where", {mask4, probs, g.constant_scalar(c.hint("zero"), 0.f)}, {}, c.hint("masked_attention"));
+  std::string o = transpose(g, g.add("MatMul", {probs, v}, {}, c.hint("attended")), {0, 2, 1, 3}, c.hint("heads_last"));
+  if (spec.gate)
+    o = g.add("Mul", {o, g.add("Sigmoid", {project(g, c, query, "gate", hq, spec.value_dim, spec.bias)}, {}, c.hint("gate/sigmoid"))}, {},
+              c.hint("gated"));
+  o = g.add("Reshape", {o, g.constant_ints(c.hint("merge_shape"), {0, 0, hq * spec.value_dim})}, {}, c.hint("merge_heads"));
+  const std::string wo = c.weight(g, "attention_output/kernel_2d", [&] {
+    HostTensor t = host_weight(c.layer, "attention_output/kernel");
+    t.shape = {hq * spec.value_dim, static_cast<int64_t>(t.data.size()) / (hq * spec.value_dim)};
+    return t;
+  });
+  o = g.add("MatMul", {o, wo}, {}, c.hint("attention_output/MatMul"));
+  if (spec.bias)
+    o = g.add("Add", {o, c.weight(g, "attention_output/bias", [&] { return host_weight(c.layer, "attention_output/bias"); })}, {},
+              c.hint("attention_output/BiasAdd"));
+  if (c.outputs[0].shape.size() != 3)  // output_shape with several extents: split the last axis
+    fail<NotImplementedError>(where_of(c), "an output of rank 3", shape_str(c.outputs[0].shape));
+  std::vector<Value> out{c.output(o)};
+  if (flag(c.options, "return_attention_scores")) out.push_back(c.output(probs, false, 1));
+  return out;
+}
+
+std::optional<int64_t> window_of(const json& cfg) {
+  if (!cfg.contains("sliding_window") || cfg["sliding_window"].is_null()) return std::nullopt;
+  return cfg["sliding_window"].get<int64_t>();
+}
+
+std::vector<Value> emit_multi_head_attention(Graph& g, const EmitCall& c) {
+  const json& cfg = c.config;
+  const auto& axes = cfg.contains("attention_axes") ? cfg["attention_axes"] : json(nullptr);
+  const bool axis1 = axes.is_null() || (axes.is_array() && axes.size() == 1 && (axes[0] == 1 || axes[0] == -2));
+  if (!axis1) fail<NotImplementedError>(where_of(c), "attention_axes [1] (attention over the sequence axis)", axes.dump());
+  HeadsSpec s;
+  s.query_heads = s.kv_heads = cfg.at("num_heads").get<int64_t>();
+  s.key_dim = cfg.at("key_dim").get<int64_t>();
+  s.value_dim = cfg.contains("value_dim") && !cfg["value_dim"].is_null() ? cfg["value_dim"].get<int64_t>() : s.key_dim;
+  s.bias = cfg.value("use_bias", true);
+  s.gate = cfg.value("use_gate", false);
+  s.window = window_of(cfg);
+  // Keras's Softmax-layer path (taken with dropout or returned scores) zeroes masked probabilities.
+  s.zero_masked = cfg.value("dropout", 0.0) > 0.0 || flag(c.options, "return_attention_scores");
+  return emit_heads(g, c, s);
+}
+
+std::vector<Value> emit_group_query_attention(Graph& g, const EmitCall& c) {
+  const json& cfg = c.config;
+  HeadsSpec s;
+  s.query_heads = cfg.at("num_query_heads").get<int64_t>();
+  s.kv_heads = cfg.at("num_key_value_heads").get<int64_t>();
+  s.key_dim = s.value_dim = cfg.at("head_dim").get<int64_t>();
+  s.bias = cfg.value("use_bias", true);
+  s.gate = cfg.value("use_gate", false);
+  s.window = window_of(cfg);
+  s.zero_masked = cfg.value("dropout", 0.0) > 0.0 || flag(c.options, "return_attention_scores");
+  return emit_heads(g, c, s);
+}
+
+KERAS_REGISTER_ONNX_EMITTER("MultiHeadAttention", emit_multi_head_attention);
+KERAS_REGISTER_ONNX_EMITTER("GroupedQueryAttention", emit_group_query_attention);
+
+}  // namespace
+}  // namespace keras::onnx
