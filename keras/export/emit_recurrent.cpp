@@ -81,7 +81,9 @@ std::vector<Value> emit_recurrent(Graph& g, const EmitCall& c, bool time_order =
 // merged as merge_mode says; states: the forward ones, then the backward ones.
 std::vector<Value> emit_bidirectional(Graph& g, const EmitCall& c) {
   std::vector<LayerPtr> halves = c.layer.sublayers();
-  const std::string merge = c.config.value("merge_mode", std::string("concat"));
+  // merge_mode None is null in the config: two outputs.
+  const json& mode = c.config.contains("merge_mode") ? c.config["merge_mode"] : json("concat");
+  const std::string merge = mode.is_null() ? "" : mode.get<std::string>();
   // initial_state by keyword: the forward layer's states, then the backward layer's.
   const size_t n_keywords = c.keywords.size(), positional = c.inputs.size() - n_keywords;
   if (n_keywords % 2 != 0)

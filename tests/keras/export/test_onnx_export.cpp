@@ -182,6 +182,7 @@ TEST(OnnxExport, RecurrentLayers) {
        {"simple_rnn_relu", [] { return P(L::SimpleRNN({.units = 4, .activation = "relu"})); }, {{5, 3}}},
        {"bidirectional_concat", [] { return P(L::Bidirectional({.layer = L::LSTM({.units = 3, .return_sequences = true})})); }, {{5, 2}}},
        {"bidirectional_sum_gru", [] { return P(L::Bidirectional({.layer = L::GRU({.units = 3}), .merge_mode = "sum"})); }, {{5, 2}}},
+       {"bidirectional_no_merge", [] { return P(L::Bidirectional({.layer = L::GRU({.units = 2, .return_sequences = true}), .merge_mode = ""})); }, {{4, 2}}},
        {"bidirectional_states", [] { return P(L::Bidirectional({.layer = L::LSTM({.units = 2, .return_state = true})})); }, {{4, 2}}}});
 }
 

@@ -132,6 +132,12 @@ TEST(OnnxMasks, RecurrentLayersKeepTheirStatesAtMaskedSteps) {
           auto y = L::Bidirectional({.layer = L::LSTM({.units = 3, .return_sequences = true})})(embed(x));
           return std::vector{L::Bidirectional({.layer = L::GRU({.units = 2}), .merge_mode = "sum"})(y)};
         }},
+       {"embedding_bidirectional_no_merge_pool", true,
+        [](const KerasTensor& x) {
+          auto ys = (*L::Bidirectional({.layer = L::GRU({.units = 2, .return_sequences = true}), .merge_mode = ""}).ptr())(
+              std::vector<KerasTensor>{embed(x)});
+          return std::vector{L::GlobalAveragePooling1D()(ys[0]), L::GlobalAveragePooling1D()(ys[1])};
+        }},
        {"embedding_time_distributed_lstm", true,
         [](const KerasTensor& x) {
           auto y = L::TimeDistributed({.layer = L::Dense({.units = 4, .activation = "tanh"})})(embed(x));
