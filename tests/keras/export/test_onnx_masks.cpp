@@ -236,3 +236,25 @@ TEST(OnnxMasks, InitialStatesUnderLeadingPadding) {
   checks.add("masked_initial_state", model, {}, batches);
   EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
+
+// The mask computations and the Scan body under every opset (ReduceMax takes its axes as an input
+// from opset 18) and with a fixed batch.
+TEST(OnnxMasks, OpsetsAndStaticBatch) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  auto x = input_of(false);
+  auto y = L::Bidirectional({.layer = L::GRU({.units = 3, .return_sequences = true})})(masked(x));
+  auto ids = input_of(true);
+  auto e = embed(ids, 4);
+  auto z = L::Concatenate()(std::vector<KerasTensor>{e, embed(ids, 2, false)})[0];
+  k::Model series(std::vector<KerasTensor>{x}, std::vector<KerasTensor>{L::GlobalAveragePooling1D()(y)}, "series");
+  k::Model tokens(std::vector<KerasTensor>{ids}, std::vector<KerasTensor>{L::LSTM({.units = 3})(z)}, "tokens");
+  randomize(series);
+  randomize(tokens, 11);
+  test_support::OnnxCases checks("masks_opsets");
+  for (int opset : {17, 18, 21}) {
+    checks.add("series_opset" + std::to_string(opset), series, {.opset = opset}, padded_batches(false, 600));
+    checks.add("tokens_opset" + std::to_string(opset), tokens, {.opset = opset}, padded_batches(true, 700));
+  }
+  checks.add("series_static7", series, {.dynamic_batch = false, .batch_size = 7}, {padded_batches(false, 800)[1]});
+  EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
+}
