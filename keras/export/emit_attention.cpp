@@ -4,6 +4,7 @@
 
 #include "backend/errors.h"
 #include "keras/export/emitter.h"
+#include "keras/export/masks.h"
 
 namespace keras::onnx {
 namespace {
@@ -48,27 +49,17 @@ std::vector<Value> emit_attention(Graph& g, const EmitCall& c) {
   // Keras's _calculate_score_mask: the value's mask (B, 1, Tv) and-ed with the causal mask;
   // masked scores get score - 1e9 (a subtraction, as Keras: not a replacement).
   const bool causal = flag(c.options, "use_causal_mask");
-  std::string causal_keep;  // (Tq, Tv) float {0, 1}
+  std::string keep;
+  if (!c.inputs[1].mask.empty())
+    keep = g.add("Unsqueeze", {c.inputs[1].mask, g.constant_ints(c.hint("vmask_axis"), {-2})}, {}, c.hint("value_mask"));
   if (causal) {
-    const int64_t tq = c.inputs[0].shape[1], tv = (c.inputs.size() > 2 ? c.inputs[2] : c.inputs[1]).shape[1];
-    if (tq < 0 || tv < 0) fail<NotImplementedError>(where_of(c), "known sequence lengths for the causal mask", "unknown");
-    HostTensor keep{{tq, tv}, {}};
-    for (int64_t i = 0; i < tq; ++i)
-      for (int64_t j = 0; j < tv; ++j) keep.data.push_back(j <= i ? 1.f : 0.f);
-    causal_keep = g.constant(c.hint("causal_keep"), keep);
+    const std::string positions = position_mask(g, c, c.inputs[0], c.inputs.size() > 2 ? c.inputs[2] : c.inputs[1], true, std::nullopt);
+    keep = keep.empty() ? positions : g.add("And", {keep, positions}, {}, c.hint("score_mask"));
   }
-  const std::string& value_mask = c.inputs[1].mask;
-  if (!value_mask.empty()) {
-    std::string keep = g.add("Unsqueeze", {value_mask, g.constant_ints(c.hint("vmask_axis"), {-2})}, {}, c.hint("value_mask"));
-    if (causal) keep = g.add("And", {keep, g.add("Cast", {causal_keep}, {attr("to", int64_t{9})}, c.hint("causal_bool"))}, {}, c.hint("score_mask"));
+  if (!keep.empty()) {
     const std::string penalty = g.add("Where", {keep, g.constant_scalar(c.hint("no_penalty"), 0.f), g.constant_scalar(c.hint("big"), 1e9f)},
                                       {}, c.hint("penalty"));
     s = g.add("Sub", {s, penalty}, {}, c.hint("masked_scores"));
-  } else if (causal) {
-    const std::string penalty = g.add("Mul", {g.add("Sub", {g.constant_scalar(c.hint("one"), 1.f), causal_keep}, {}, c.hint("causal_drop")),
-                                              g.constant_scalar(c.hint("big"), 1e9f)},
-                                      {}, c.hint("causal_penalty"));
-    s = g.add("Sub", {s, penalty}, {}, c.hint("causal_scores"));
   }
   const std::string w = g.add("Softmax", {s}, {attr("axis", int64_t{-1})}, c.hint("weights"));
   std::string y = g.add("MatMul", {w, v}, {}, c.hint("MatMul"));

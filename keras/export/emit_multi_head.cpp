@@ -12,6 +12,7 @@
 
 #include "backend/errors.h"
 #include "keras/export/emitter.h"
+#include "keras/export/masks.h"
 #include "layers/attention_common.h"
 
 namespace keras::onnx {
@@ -56,14 +57,6 @@ std::string repeat_heads(Graph& g, const EmitCall& c, const std::string& x, int6
   return g.add("Reshape", {e, g.constant_ints(c.hint(what + "_merge"), merged)}, {}, c.hint(what + "_heads"));
 }
 
-// A (T, S) {0, 1} pattern as a (1, T, S) bool constant.
-std::string bool_pattern(Graph& g, const std::string& hint, int64_t tq, int64_t tk, const std::function<bool(int64_t, int64_t)>& keep) {
-  HostTensor t{{1, tq, tk}, {}};
-  for (int64_t i = 0; i < tq; ++i)
-    for (int64_t j = 0; j < tk; ++j) t.data.push_back(keep(i, j) ? 1.f : 0.f);
-  return g.add("Cast", {g.constant(hint + "_pattern", t)}, {attr("to", int64_t{9})}, hint);  // 9: BOOL
-}
-
 std::string mask_and(Graph& g, const std::string& a, const std::string& b, const std::string& hint) {
   if (a.empty()) return b;
   if (b.empty()) return a;
@@ -86,7 +79,6 @@ std::vector<Value> emit_heads(Graph& g, const EmitCall& c, const HeadsSpec& spec
   if (query.rank() != 3 || value.rank() != 3 || key.rank() != 3)
     fail<NotImplementedError>(where_of(c), "rank-3 query, value and key",
                               shape_str(query.shape) + ", " + shape_str(value.shape) + ", " + shape_str(key.shape));
-  const int64_t tq = query.shape[1], tk = key.shape[1];
   const int64_t hq = spec.query_heads, hkv = spec.kv_heads;
   // Keras's _compute_attention_mask, (B or 1, T, S) bool.
   std::string mask;
@@ -98,15 +90,8 @@ std::vector<Value> emit_heads(Graph& g, const EmitCall& c, const HeadsSpec& spec
     mask = mask_and(g, mask, g.add("Unsqueeze", {key.mask, g.constant_ints(c.hint("kmask_axis"), {-2})}, {}, c.hint("key_mask")),
                     c.hint("mask_qvk"));
   const bool causal = flag(c.options, "use_causal_mask");
-  if ((causal || spec.window) && (tq < 0 || tk < 0))
-    fail<NotImplementedError>(where_of(c), "known sequence lengths for the causal or sliding-window mask",
-                              shape_str(query.shape) + ", " + shape_str(key.shape));
-  if (causal) mask = mask_and(g, mask, bool_pattern(g, c.hint("causal"), tq, tk, [](int64_t i, int64_t j) { return j <= i; }), c.hint("mask_causal"));
-  if (spec.window) {
-    const int64_t w = *spec.window;
-    mask = mask_and(g, mask, bool_pattern(g, c.hint("window"), tq, tk, [w](int64_t i, int64_t j) { return std::abs(i - j) < w; }),
-                    c.hint("mask_window"));
-  }
+  if (causal || spec.window)
+    mask = mask_and(g, mask, position_mask(g, c, query, key, causal, spec.window), c.hint("mask_positions"));
   if (given) mask = mask_and(g, g.add("Cast", {g.as_keras(*given)}, {attr("to", int64_t{9})}, c.hint("attention_mask")), mask,
                              c.hint("mask_given"));
 

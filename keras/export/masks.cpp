@@ -120,6 +120,30 @@ std::string masked_merge(Graph& g, const EmitCall& c, const std::string& op_type
   return out;
 }
 
+std::string position_mask(Graph& g, const EmitCall& c, const Value& query, const Value& key, bool causal,
+                          std::optional<int64_t> window) {
+  auto scalar = [&](int64_t v, const std::string& tag) { return g.add("Squeeze", {g.constant_ints(c.hint(tag), {v})}, {}, c.hint(tag + "_scalar")); };
+  // Range(0, length of axis 1) with that axis at `at` of a rank-3 result.
+  auto positions = [&](const Value& v, const std::vector<int64_t>& expand, const std::string& tag) {
+    const std::string shape = g.add("Shape", {g.as_keras(v)}, {}, c.hint(tag + "_shape"));
+    const std::string length = g.add("Squeeze", {g.add("Gather", {shape, g.constant_ints(c.hint(tag + "_axis1"), {1})},
+                                                       {attr("axis", int64_t{0})}, c.hint(tag + "_length1"))},
+                                     {}, c.hint(tag + "_length"));
+    const std::string range = g.add("Range", {scalar(0, tag + "_start"), length, scalar(1, tag + "_delta")}, {}, c.hint(tag + "_range"));
+    return g.add("Unsqueeze", {range, g.constant_ints(c.hint(tag + "_expand"), expand)}, {}, c.hint(tag));
+  };
+  const std::string rows = positions(query, {0, -1}, "query_positions");  // (1, Tq, 1)
+  const std::string cols = positions(key, {0, 1}, "key_positions");       // (1, 1, Tk)
+  std::string keep;
+  if (causal) keep = g.add("LessOrEqual", {cols, rows}, {}, c.hint("causal_mask"));
+  if (window) {
+    const std::string distance = g.add("Abs", {g.add("Sub", {rows, cols}, {}, c.hint("offset"))}, {}, c.hint("distance"));
+    const std::string band = g.add("Less", {distance, g.constant_ints(c.hint("window"), {*window})}, {}, c.hint("window_mask"));
+    keep = keep.empty() ? band : g.add("And", {keep, band}, {}, c.hint("causal_window_mask"));
+  }
+  return keep;
+}
+
 namespace {
 
 // Masking: any(x != mask_value) over the features; masked steps become zeros, and the mask

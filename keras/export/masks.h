@@ -5,6 +5,7 @@
 // recurrent layers, Bidirectional, the attention layers, GlobalAveragePooling1D, Softmax and the
 // Maximum / Minimum / Multiply merges).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,11 @@ bool has_masks(const EmitCall& c);
 // operand takes the other's) and Multiply ("Mul": masked entries count as 1, and entries no
 // input keeps are 0 when every input is masked); `inputs` are the call's in Keras layout.
 std::string masked_merge(Graph& g, const EmitCall& c, const std::string& op_type);
+
+// (1, Tq, Tk) bool from the runtime lengths of `query` and `key` (axis 1), so that no length
+// needs to be known: true where the key index <= the query index (Keras's causal mask) when
+// `causal`, and-ed with |i - j| < window when `window` is set (the sliding-window band).
+std::string position_mask(Graph& g, const EmitCall& c, const Value& query, const Value& key, bool causal,
+                          std::optional<int64_t> window);
 
 }  // namespace keras::onnx

@@ -22,35 +22,36 @@ namespace {
 constexpr int64_t kSteps = 6, kVocab = 9, kFeatures = 3;
 
 // Which steps row `r` pads: 0 trailing two, 1 leading two, 2 holes at 1 and 3, 3 none.
-bool padded(int pattern, int64_t t) {
+bool padded(int pattern, int64_t t, int64_t steps = kSteps) {
   switch (pattern % 4) {
-    case 0: return t >= kSteps - 2;
+    case 0: return t >= steps - 2;
     case 1: return t < 2;
     case 2: return t == 1 || t == 3;
     default: return false;
   }
 }
 
-// Batch 1 (a row with holes) and batch 7 (every pattern) of padded token ids or float steps.
-std::vector<k::TensorList> padded_batches(bool tokens, uint64_t seed) {
+// Batch 1 (a row with holes) and batch 7 (every pattern) of padded token ids or float steps,
+// `steps` long.
+std::vector<k::TensorList> padded_batches(bool tokens, uint64_t seed, int64_t steps = kSteps) {
   std::vector<k::TensorList> out;
   for (int64_t batch : {1, 7}) {
     const int first = batch == 1 ? 2 : 0;
     if (tokens) {
-      std::vector<float> ids = k::random::uniform({batch, kSteps}, 1.0, kVocab - 0.001, seed++).to_vector<float>();
+      std::vector<float> ids = k::random::uniform({batch, steps}, 1.0, kVocab - 0.001, seed++).to_vector<float>();
       for (int64_t r = 0; r < batch; ++r)
-        for (int64_t t = 0; t < kSteps; ++t) {
-          float& v = ids[static_cast<size_t>(r * kSteps + t)];
-          v = padded(first + static_cast<int>(r), t) ? 0.f : std::floor(v);
+        for (int64_t t = 0; t < steps; ++t) {
+          float& v = ids[static_cast<size_t>(r * steps + t)];
+          v = padded(first + static_cast<int>(r), t, steps) ? 0.f : std::floor(v);
         }
-      out.push_back({k::Tensor::from_vector(ids, {batch, kSteps}).astype(k::DType::int32)});
+      out.push_back({k::Tensor::from_vector(ids, {batch, steps}).astype(k::DType::int32)});
     } else {
-      std::vector<float> x = k::random::normal({batch, kSteps, kFeatures}, 0.0, 1.0, seed++).to_vector<float>();
+      std::vector<float> x = k::random::normal({batch, steps, kFeatures}, 0.0, 1.0, seed++).to_vector<float>();
       for (int64_t r = 0; r < batch; ++r)
-        for (int64_t t = 0; t < kSteps; ++t)
-          if (padded(first + static_cast<int>(r), t))
-            for (int64_t f = 0; f < kFeatures; ++f) x[static_cast<size_t>((r * kSteps + t) * kFeatures + f)] = 0.f;
-      out.push_back({k::Tensor::from_vector(x, {batch, kSteps, kFeatures})});
+        for (int64_t t = 0; t < steps; ++t)
+          if (padded(first + static_cast<int>(r), t, steps))
+            for (int64_t f = 0; f < kFeatures; ++f) x[static_cast<size_t>((r * steps + t) * kFeatures + f)] = 0.f;
+      out.push_back({k::Tensor::from_vector(x, {batch, steps, kFeatures})});
     }
   }
   return out;
@@ -256,5 +257,27 @@ TEST(OnnxMasks, OpsetsAndStaticBatch) {
     checks.add("tokens_opset" + std::to_string(opset), tokens, {.opset = opset}, padded_batches(true, 700));
   }
   checks.add("series_static7", series, {.dynamic_batch = false, .batch_size = 7}, {padded_batches(false, 800)[1]});
+  EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
+}
+
+// Sequences of unknown length (Input shape (None,)): the masks, the causal and sliding-window
+// masks and the Scan take the length from the tensors at run time; one file serves 6 and 9 steps.
+TEST(OnnxMasks, UnknownSequenceLength) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  auto ids = L::Input({-1}, {.dtype = "int32", .name = "ids"});
+  auto e = embed(ids, 6);
+  auto mha = (*L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .sliding_window = 3}).ptr())(
+      std::vector<KerasTensor>{e, e}, options({{"use_causal_mask", true}}))[0];
+  auto att = (*L::Attention().ptr())(std::vector<KerasTensor>{e, e}, options({{"use_causal_mask", true}}))[0];
+  auto gqa = (*L::GroupQueryAttention({.head_dim = 2, .num_query_heads = 2, .num_key_value_heads = 1}).ptr())(
+      std::vector<KerasTensor>{e, e}, options({{"use_causal_mask", true}}))[0];
+  std::vector<KerasTensor> outs{L::GlobalAveragePooling1D()(mha), L::GlobalAveragePooling1D()(att), L::GlobalAveragePooling1D()(gqa),
+                                L::LSTM({.units = 3})(e)};
+  k::Model model(std::vector<KerasTensor>{ids}, outs, "unknown_length");
+  randomize(model);
+  std::vector<k::TensorList> batches = padded_batches(true, 900);
+  for (auto& b : padded_batches(true, 950, 9)) batches.push_back(b);
+  test_support::OnnxCases checks("masks_unknown_length");
+  checks.add("unknown_length", model, {}, batches);
   EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
