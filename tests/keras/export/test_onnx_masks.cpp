@@ -21,9 +21,10 @@ namespace {
 
 constexpr int64_t kSteps = 6, kVocab = 9, kFeatures = 3;
 
-// Which steps row `r` pads: 0 trailing two, 1 leading two, 2 holes at 1 and 3, 3 none.
+// Which steps row `r` pads: 0 trailing two, 1 leading two, 2 holes at 1 and 3, 3 none, 4 all.
 bool padded(int pattern, int64_t t, int64_t steps = kSteps) {
-  switch (pattern % 4) {
+  switch (pattern) {
+    case 4: return true;
     case 0: return t >= steps - 2;
     case 1: return t < 2;
     case 2: return t == 1 || t == 3;
@@ -31,25 +32,26 @@ bool padded(int pattern, int64_t t, int64_t steps = kSteps) {
   }
 }
 
-// Batch 1 (a row with holes) and batch 7 (every pattern) of padded token ids or float steps,
-// `steps` long.
-std::vector<k::TensorList> padded_batches(bool tokens, uint64_t seed, int64_t steps = kSteps) {
+// Batch 1 (a row with holes) and batch 7 (patterns 0-3, then 0-2, or 4 in the last row with
+// `empty_row`) of padded token ids or float steps, `steps` long.
+std::vector<k::TensorList> padded_batches(bool tokens, uint64_t seed, int64_t steps = kSteps, bool empty_row = false) {
   std::vector<k::TensorList> out;
   for (int64_t batch : {1, 7}) {
     const int first = batch == 1 ? 2 : 0;
+    auto pattern = [&](int64_t r) { return empty_row && r == 6 ? 4 : (first + static_cast<int>(r)) % 4; };
     if (tokens) {
       std::vector<float> ids = k::random::uniform({batch, steps}, 1.0, kVocab - 0.001, seed++).to_vector<float>();
       for (int64_t r = 0; r < batch; ++r)
         for (int64_t t = 0; t < steps; ++t) {
           float& v = ids[static_cast<size_t>(r * steps + t)];
-          v = padded(first + static_cast<int>(r), t, steps) ? 0.f : std::floor(v);
+          v = padded(pattern(r), t, steps) ? 0.f : std::floor(v);
         }
       out.push_back({k::Tensor::from_vector(ids, {batch, steps}).astype(k::DType::int32)});
     } else {
       std::vector<float> x = k::random::normal({batch, steps, kFeatures}, 0.0, 1.0, seed++).to_vector<float>();
       for (int64_t r = 0; r < batch; ++r)
         for (int64_t t = 0; t < steps; ++t)
-          if (padded(first + static_cast<int>(r), t, steps))
+          if (padded(pattern(r), t, steps))
             for (int64_t f = 0; f < kFeatures; ++f) x[static_cast<size_t>((r * steps + t) * kFeatures + f)] = 0.f;
       out.push_back({k::Tensor::from_vector(x, {batch, steps, kFeatures})});
     }
@@ -279,5 +281,22 @@ TEST(OnnxMasks, UnknownSequenceLength) {
   for (auto& b : padded_batches(true, 950, 9)) batches.push_back(b);
   test_support::OnnxCases checks("masks_unknown_length");
   checks.add("unknown_length", model, {}, batches);
+  EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
+}
+
+// Rows with every step masked: the recurrent layers output zeros (or their initial states),
+// MultiHeadAttention averages the values uniformly and Attention zeroes the rows, as in Keras.
+TEST(OnnxMasks, FullyMaskedRows) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  auto ids = input_of(true);
+  auto e = embed(ids, 6);
+  std::vector<KerasTensor> outs = (*L::LSTM({.units = 3, .return_sequences = true, .return_state = true}).ptr())(std::vector<KerasTensor>{e});
+  outs.push_back(L::Bidirectional({.layer = L::GRU({.units = 2})})(e));
+  outs.push_back(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3})(std::vector<KerasTensor>{e, e})[0]);
+  outs.push_back(L::Attention()(std::vector<KerasTensor>{e, e})[0]);
+  k::Model model(std::vector<KerasTensor>{ids}, outs, "fully_masked_rows");
+  randomize(model);
+  test_support::OnnxCases checks("masks_empty_rows");
+  checks.add("fully_masked_rows", model, {}, padded_batches(true, 1000, kSteps, true));
   EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
