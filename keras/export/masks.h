@@ -2,8 +2,8 @@
 // each Keras mask as a bool tensor of the graph (Value::mask): Embedding(mask_zero) as ids != 0,
 // Masking as any(x != mask_value) over the features, then passed on or combined call by call as
 // the layers' compute_mask does, and read by the emitters of the layers that use masks (the
-// recurrent layers, Bidirectional, the attention layers, GlobalAveragePooling1D, Softmax and the
-// Maximum / Minimum / Multiply merges).
+// recurrent layers, Bidirectional, the attention layers, GlobalAveragePooling1D, the Maximum /
+// Minimum / Multiply merges, TimeDistributed's per-step masks; Softmax refuses one).
 #pragma once
 #include <optional>
 #include <string>

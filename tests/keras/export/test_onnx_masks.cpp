@@ -209,12 +209,6 @@ TEST(OnnxMasks, UnexpressibleMaskUsesAreErrors) {
   k::Model softmax(ids, L::Softmax({.name = "probs"})(embed(ids)));
   k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(softmax, path.string()); },
                                                    {"Layer 'probs' (Softmax)", "a masked input"});
-  auto words = L::Input({kSteps, 2}, {.dtype = "int32"});
-  auto td = L::TimeDistributed({.layer = L::GlobalAveragePooling1D(), .name = "per_step"})(
-      L::Embedding({.input_dim = kVocab, .output_dim = 3, .mask_zero = true})(words));
-  k::Model per_step(words, td);
-  k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(per_step, path.string()); },
-                                                   {"Layer 'per_step' (TimeDistributed)", "rank >= 4"});
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
@@ -298,5 +292,27 @@ TEST(OnnxMasks, FullyMaskedRows) {
   randomize(model);
   test_support::OnnxCases checks("masks_empty_rows");
   checks.add("fully_masked_rows", model, {}, padded_batches(true, 1000, kSteps, true));
+  EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
+}
+
+// TimeDistributed over (batch, sentences, words) ids embedded with mask_zero: each sentence's word
+// mask goes to the wrapped recurrent layer (Keras folds the mask as the input).
+TEST(OnnxMasks, TimeDistributedHandsOnPerStepMasks) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  auto words = L::Input({3, 4}, {.dtype = "int32", .name = "words"});
+  auto e = L::Embedding({.input_dim = kVocab, .output_dim = 3, .mask_zero = true})(words);
+  auto sentences = L::TimeDistributed({.layer = L::Bidirectional({.layer = L::GRU({.units = 2})})})(e);
+  auto pooled = L::TimeDistributed({.layer = L::GlobalAveragePooling1D()})(e);
+  k::Model model(std::vector<KerasTensor>{words}, std::vector<KerasTensor>{sentences, pooled}, "per_step_masks");
+  randomize(model);
+  // Every sentence keeps at least one word (a fully masked one would average to NaN).
+  std::vector<k::TensorList> batches;
+  for (int64_t batch : {1, 7}) {
+    std::vector<float> ids = k::random::uniform({batch, 3, 4}, 1.0, kVocab - 0.001, 1100 + static_cast<uint64_t>(batch)).to_vector<float>();
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = (i % 4 != 0 && (i * 7) % 3 == 0) ? 0.f : std::floor(ids[i]);
+    batches.push_back({k::Tensor::from_vector(ids, {batch, 3, 4}).astype(k::DType::int32)});
+  }
+  test_support::OnnxCases checks("masks_per_step");
+  checks.add("per_step_masks", model, {}, batches);
   EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
