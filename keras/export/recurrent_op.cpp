@@ -110,7 +110,7 @@ std::string unsqueeze(Graph& g, const std::string& x, int64_t axis, const std::s
 SequenceResult unmasked(Graph& g, const OnnxCell& c, const SequenceRun& run, const std::string& hint, const std::string& where) {
   std::vector<std::string> states;
   for (size_t k = 0; k < run.initial.size(); ++k) states.push_back(unsqueeze(g, run.initial[k], 0, hint + "/initial_state"));
-  const int n_out = c.op_type == "LSTM" ? 3 : 2;
+  const int n_out = static_cast<int>(c.state_count()) + 1;  // Y, Y_h[, Y_c]
   const auto outs = g.add_multi(c.op_type, op_inputs(g, c, run.x, states, hint), op_attrs(c, run.backwards, where),
                                 hint + "/" + c.op_type, n_out);
   SequenceResult r;
@@ -158,7 +158,7 @@ SequenceResult masked(Graph& g, const OnnxCell& c, const SequenceRun& run, const
   args.resize(4);  // X, W, R, B ("" without a bias)
   args.push_back("");
   args.insert(args.end(), step_states.begin(), step_states.end());
-  const int n_out = c.op_type == "LSTM" ? 3 : 2;
+  const int n_out = static_cast<int>(c.state_count()) + 1;  // Y, Y_h[, Y_c]
   const auto outs = body->add_multi(c.op_type, args, op_attrs(c, false, where), hint + "/step_" + c.op_type, n_out);
   std::vector<std::string> body_outputs;
   std::string new_h;
