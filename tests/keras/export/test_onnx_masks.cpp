@@ -316,3 +316,21 @@ TEST(OnnxMasks, TimeDistributedHandsOnPerStepMasks) {
   checks.add("per_step_masks", model, {}, batches);
   EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
+
+// Masks cross nested-model boundaries (a Sequential made of Embedding(mask_zero) and a GRU inside a
+// functional model) and reach every call of a shared layer.
+TEST(OnnxMasks, NestedModelsAndSharedLayers) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  auto encoder = std::make_shared<k::Sequential>(std::initializer_list<k::SequentialEntry>{
+      L::Input({kSteps}, {.dtype = "int32"}), L::Embedding({.input_dim = kVocab, .output_dim = 4, .mask_zero = true}),
+      L::GRU({.units = 3, .return_sequences = true})}, "encoder");
+  auto ids = input_of(true);
+  auto shared = L::LSTM({.units = 2, .name = "shared_lstm"});
+  auto a = shared((*encoder)(ids));
+  auto b = shared(L::Dense({.units = 3})((*encoder)(ids)));
+  k::Model model(std::vector<KerasTensor>{ids}, std::vector<KerasTensor>{a, b}, "nested_shared_masks");
+  randomize(model);
+  test_support::OnnxCases checks("masks_nested");
+  checks.add("nested_shared_masks", model, {}, padded_batches(true, 1200));
+  EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
+}
