@@ -78,18 +78,21 @@ std::vector<Value> emit_elu(Graph& g, const EmitCall& c) {
   return {c.output(g.add("Elu", {x.name}, {attr("alpha", c.config.value("alpha", 1.0))}, c.hint("Elu")), x.channels_first)};
 }
 
-// Softmax. Keras broadcasts a mask against the input from the right, so a (batch, steps) mask
-// only fits inputs whose trailing extents happen to match it; such calls are refused.
+// Softmax; with a mask, masked entries get -1e9 before and 0 after it. Keras broadcasts the mask
+// against the input from the right, as ONNX's Where does, so the same shapes fit (and the same
+// ones fail at run time).
 std::vector<Value> emit_softmax(Graph& g, const EmitCall& c) {
   const Value& x = c.inputs[0];
   const auto& a = c.config.contains("axis") ? c.config["axis"] : nlohmann::json(-1);
   if (!a.is_number_integer())
     fail<NotImplementedError>(c.layer.where() + " ONNX export", "a single softmax axis", a.dump());
-  if (!x.mask.empty())
-    fail<NotImplementedError>(c.layer.where() + " ONNX export", "an input without a mask", "a masked input",
-                              "Keras broadcasts the mask from the right, which depends on the batch size.");
-  return {c.output(g.add("Softmax", {x.name}, {attr("axis", Graph::onnx_axis(x, a.get<int64_t>()))}, c.hint("Softmax")),
-                   x.channels_first)};
+  if (x.mask.empty())
+    return {c.output(g.add("Softmax", {x.name}, {attr("axis", Graph::onnx_axis(x, a.get<int64_t>()))}, c.hint("Softmax")),
+                     x.channels_first)};
+  const std::string logits = g.add("Where", {x.mask, g.as_keras(x), g.constant_scalar(c.hint("masked_logit"), -1e9f)}, {},
+                                   c.hint("masked_logits"));
+  const std::string y = g.add("Softmax", {logits}, {attr("axis", a.get<int64_t>())}, c.hint("Softmax"));
+  return {c.output(g.add("Where", {x.mask, y, g.constant_scalar(c.hint("zero"), 0.f)}, {}, c.hint("masked_softmax")))};
 }
 
 // Rescaling: x * scale + offset; a per-channel scale broadcasts over Keras's last axis.

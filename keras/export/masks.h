@@ -3,7 +3,7 @@
 // Masking as any(x != mask_value) over the features, then passed on or combined call by call as
 // the layers' compute_mask does, and read by the emitters of the layers that use masks (the
 // recurrent layers, Bidirectional, the attention layers, GlobalAveragePooling1D, the Maximum /
-// Minimum / Multiply merges, TimeDistributed's per-step masks; Softmax refuses one).
+// Minimum / Multiply merges, Softmax, TimeDistributed's per-step masks).
 #pragma once
 #include <optional>
 #include <string>

@@ -5,11 +5,9 @@
 // end, at the start and with holes in the middle (where a Keras RNN keeps its states).
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <functional>
 
 #include "keras/keras.h"
-#include "support/expect_error.h"
 #include "support/onnx_reference.h"
 
 namespace k = keras;
@@ -202,14 +200,18 @@ TEST(OnnxMasks, AttentionPoolingAndMerges) {
         }}});
 }
 
-// What cannot be exported exactly is refused naming the layer and its class.
-TEST(OnnxMasks, UnexpressibleMaskUsesAreErrors) {
-  const auto path = std::filesystem::temp_directory_path() / ("keras_onnx_masks_bad_" + std::to_string(getpid()) + ".onnx");
-  auto ids = input_of(true);
-  k::Model softmax(ids, L::Softmax({.name = "probs"})(embed(ids)));
-  k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(softmax, path.string()); },
-                                                   {"Layer 'probs' (Softmax)", "a masked input"});
-  EXPECT_FALSE(std::filesystem::exists(path));
+// Softmax with a mask: Keras broadcasts the (batch, steps) mask against the input from the right,
+// so (batch, 7, 7) inputs fit at batch 1 and 7 (the mask of row n then masks column n of every
+// row, Keras's own reading); ONNX's Where broadcasts the same way.
+TEST(OnnxMasks, SoftmaxBroadcastsItsMaskFromTheRight) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  auto ids = L::Input({7}, {.dtype = "int32", .name = "ids"});
+  auto y = L::Softmax({.name = "probs"})(L::Embedding({.input_dim = kVocab, .output_dim = 7, .mask_zero = true})(ids));
+  k::Model model(std::vector<KerasTensor>{ids}, std::vector<KerasTensor>{y}, "masked_softmax");
+  randomize(model);
+  test_support::OnnxCases checks("masks_softmax");
+  checks.add("masked_softmax", model, {}, padded_batches(true, 1300, 7));
+  EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
 
 // Initial states with a mask: rows padded at the start output zeros (the previous output) while
