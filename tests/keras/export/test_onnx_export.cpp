@@ -212,6 +212,9 @@ TEST(OnnxExport, AttentionDotAndTimeDistributed) {
       {"mha_key_no_bias", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .use_bias = false})); }, {{4, 6}, {3, 5}, {3, 2}}},
       {"mha_output_shape", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .output_shape = Shape{3}})); }, {{4, 6}, {4, 6}}},
       {"mha_gate_window", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .sliding_window = 2, .use_gate = true})); }, {{5, 6}, {5, 6}}},
+      {"mha_image_axes", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 2})); }, {{3, 4, 5}, {3, 4, 5}}},
+      {"mha_axis2_batch_like", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .attention_axes = std::vector<int64_t>{2}})); }, {{3, 4, 5}, {3, 6, 5}}},
+      {"mha_output_shape_2d", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .output_shape = Shape{2, 3}})); }, {{4, 6}, {5, 6}}},
       {"gqa_self", [] { return P(L::GroupQueryAttention({.head_dim = 3, .num_query_heads = 4, .num_key_value_heads = 2})); }, {{5, 6}, {5, 6}}},
       {"gqa_cross_key_no_bias", [] { return P(L::GroupQueryAttention({.head_dim = 2, .num_query_heads = 3, .num_key_value_heads = 1, .use_bias = false})); }, {{4, 6}, {3, 6}, {3, 2}}},
       {"attention_dot", [] { return P(L::Attention()); }, {{4, 3}, {5, 3}}},
@@ -234,8 +237,15 @@ TEST(OnnxExport, AttentionDotAndTimeDistributed) {
   auto outs = (*L::Attention({.use_scale = true}).ptr())(std::vector<KerasTensor>{q, v}, args);
   k::Model causal(std::vector<KerasTensor>{q, v}, outs, "causal");
   randomize(causal);
+  // MultiHeadAttention's scores over two attention axes: (B, heads, 3, 4, 3, 4).
+  auto image = L::Input({3, 4, 5}, {.name = "image"});
+  args.options = {{"return_attention_scores", true}};
+  auto scored = (*L::MultiHeadAttention({.num_heads = 2, .key_dim = 3}).ptr())(std::vector<KerasTensor>{image, image}, args);
+  k::Model image_scores(std::vector<KerasTensor>{image}, scored, "image_scores");
+  randomize(image_scores);
   test_support::OnnxCases checks("attention_causal");
   checks.add("causal", causal);
+  checks.add("image_scores", image_scores);
   EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
 

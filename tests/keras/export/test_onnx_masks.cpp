@@ -5,9 +5,11 @@
 // end, at the start and with holes in the middle (where a Keras RNN keeps its states).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <functional>
 
 #include "keras/keras.h"
+#include "support/expect_error.h"
 #include "support/onnx_reference.h"
 
 namespace k = keras;
@@ -335,4 +337,17 @@ TEST(OnnxMasks, NestedModelsAndSharedLayers) {
   test_support::OnnxCases checks("masks_nested");
   checks.add("nested_shared_masks", model, {}, padded_batches(true, 1200));
   EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
+}
+
+// What cannot be exported exactly is refused before anything is written, naming the layer: masks
+// of a MultiHeadAttention over several attention axes.
+TEST(OnnxMasks, MaskedAttentionOverSeveralAxesIsRefused) {
+  const auto path = std::filesystem::temp_directory_path() / ("keras_onnx_masks_bad_" + std::to_string(getpid()) + ".onnx");
+  auto image = L::Input({3, 4, 5});
+  auto x = L::Masking()(image);
+  k::Model model(std::vector<KerasTensor>{image},
+                 std::vector<KerasTensor>{L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .name = "axial"})(std::vector<KerasTensor>{x, x})[0]});
+  k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(model, path.string()); },
+                                                   {"Layer 'axial' (MultiHeadAttention)", "no masks with several attention axes"});
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
