@@ -26,8 +26,9 @@ std::string concatenate_mask(Graph& g, const EmitCall& c) {
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const Value& x = c.inputs[i];
     const std::string shape = g.add("Shape", {g.as_keras(x)}, {}, c.hint("mask_shape"));
-    const std::string m = x.mask.empty() ? g.constant_scalar(c.hint("mask_one"), 1.f)
-                                         : feature_mask(g, c, g.add("Cast", {x.mask}, {attr("to", kFloat)}, c.hint("mask_float")), "mask_wide");
+    const std::string m =
+        x.mask.empty() ? g.constant_scalar(c.hint("mask_one"), 1.f)
+                       : feature_mask(g, c, g.add("Cast", {x.mask}, {attr("to", kFloat)}, c.hint("mask_float")), "mask_wide");
     wide.push_back(g.add("Expand", {m, shape}, {}, c.hint("mask_expanded")));
   }
   const std::string cat = g.add("Concat", wide, {attr("axis", c.config.value("axis", int64_t{-1}))}, c.hint("mask_concat"));
@@ -122,7 +123,9 @@ std::string masked_merge(Graph& g, const EmitCall& c, const std::string& op_type
 
 std::string position_mask(Graph& g, const EmitCall& c, const Value& query, const Value& key, bool causal,
                           std::optional<int64_t> window) {
-  auto scalar = [&](int64_t v, const std::string& tag) { return g.add("Squeeze", {g.constant_ints(c.hint(tag), {v})}, {}, c.hint(tag + "_scalar")); };
+  auto scalar = [&](int64_t v, const std::string& tag) {
+    return g.add("Squeeze", {g.constant_ints(c.hint(tag), {v})}, {}, c.hint(tag + "_scalar"));
+  };
   // Range(0, length of axis 1) with that axis at `at` of a rank-3 result.
   auto positions = [&](const Value& v, const std::vector<int64_t>& expand, const std::string& tag) {
     const std::string shape = g.add("Shape", {g.as_keras(v)}, {}, c.hint(tag + "_shape"));
@@ -151,12 +154,12 @@ namespace {
 std::vector<Value> emit_masking(Graph& g, const EmitCall& c) {
   const Value& x = c.inputs[0];
   const std::string in = g.as_keras(x);
-  const std::string differs = g.add("Not", {g.add("Equal", {in, g.constant_scalar(c.hint("mask_value"), c.config.value("mask_value", 0.f))}, {},
-                                                  c.hint("equal"))},
-                                    {}, c.hint("differs"));
-  const std::string keep = g.add("Cast", {g.reduce("ReduceMax", g.add("Cast", {differs}, {attr("to", kFloat)}, c.hint("differs_float")), {-1},
-                                                   true, c.hint("any_differs"))},
-                                 {attr("to", kBool)}, c.hint("keep"));
+  const std::string mask_value = g.constant_scalar(c.hint("mask_value"), c.config.value("mask_value", 0.f));
+  const std::string differs =
+      g.add("Not", {g.add("Equal", {in, mask_value}, {}, c.hint("equal"))}, {}, c.hint("differs"));
+  const std::string any = g.reduce("ReduceMax", g.add("Cast", {differs}, {attr("to", kFloat)}, c.hint("differs_float")), {-1}, true,
+                                   c.hint("any_differs"));
+  const std::string keep = g.add("Cast", {any}, {attr("to", kBool)}, c.hint("keep"));
   Value out = c.output(g.add("Where", {keep, in, g.constant_scalar(c.hint("zero"), 0.f)}, {}, c.hint("masked")));
   out.mask = g.add("Squeeze", {keep, g.constant_ints(c.hint("mask_axis"), {-1})}, {}, c.hint("mask"));
   return {out};

@@ -76,7 +76,8 @@ struct Value {
   DType dtype = DType::float32;
   bool channels_first = false;  // the ONNX tensor is the Keras tensor with its last axis moved to 1
   // The Keras mask the tensor carries (Embedding mask_zero, Masking, and the layers that pass it
-  // on): an ONNX bool tensor (batch, steps), true = a real step; "" when none.
+  // on): an ONNX bool tensor of the Keras mask's shape (the tensor's without its last axis:
+  // (batch, steps) for sequences), true = a real step; "" when none (keras/export/masks.h).
   std::string mask = {};
   int rank() const { return static_cast<int>(shape.size()); }
 };

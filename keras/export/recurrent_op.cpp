@@ -130,8 +130,8 @@ SequenceResult masked(Graph& g, const OnnxCell& c, const SequenceRun& run, const
                                   {attr("axis", int64_t{0})}, hint + "/batch");
   const std::string state_dims = g.add("Concat", {batch, g.constant_ints(hint + "/units", {c.units})}, {attr("axis", int64_t{0})},
                                        hint + "/state_dims");
-  const std::string zeros = g.add("Expand", {g.constant(hint + "/zero", HostTensor{{1, c.units}, std::vector<float>(static_cast<size_t>(c.units), 0.f)}), state_dims},
-                                  {}, hint + "/zeros");
+  const HostTensor zero_row{{1, c.units}, std::vector<float>(static_cast<size_t>(c.units), 0.f)};
+  const std::string zeros = g.add("Expand", {g.constant(hint + "/zero", zero_row), state_dims}, {}, hint + "/zeros");
   std::vector<std::string> scan_in;
   for (size_t k = 0; k < n_states; ++k) scan_in.push_back(run.initial.empty() ? zeros : run.initial.at(k));
   scan_in.push_back(zeros);  // the previous output
