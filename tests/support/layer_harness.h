@@ -21,7 +21,12 @@
 //      keeps passing gradients to the inputs, and a step leaves every weight bit-identical;
 //      unfreezing restores the trainable weights;
 //  (g) float32 gradient check (keras::testing::check_gradients) w.r.t. the floating inputs and
-//      the trainable weights, on the tiny gradcheck inputs.
+//      the trainable weights, on the tiny gradcheck inputs;
+//  (h) on a device: built and called on Device::cuda(0) (a real GPU, else SimulatedCuda: CPU
+//      kernels behind the device, see support/simulated_device.h) with the same weights, the
+//      layer gives the CPU's outputs and gradients (within 1e-5 of the largest magnitude when
+//      simulated: ops may take other paths off the CPU, e.g. the recurrent layers' plain loops
+//      instead of oneDNN's; 1e-4 on a GPU), every output and gradient on the device.
 // Multi-input layers (Add, Concatenate) give `input_shapes`; multi-output layers are checked on
 // every output. Layers of integer inputs (Embedding's ids) set `input_dtype` (ids drawn uniformly
 // from [0, input_limit)); checks (e)-(g) then differentiate only w.r.t. the floating inputs and the
@@ -43,7 +48,9 @@
 #include "layers/input_layer.h"
 #include "layers/layer.h"
 #include "layers/layer_registry.h"
+#include "backend/device_scope.h"
 #include "support/gradcheck.h"
+#include "support/simulated_device.h"
 
 namespace keras::testing {
 
@@ -373,9 +380,61 @@ inline void check_layer_gradients(const LayerHarnessSpec& s, const CallArgs& arg
   }
 }
 
+// The outputs and the gradients (inputs, then trainable weights) of one call of `layer`.
+inline std::pair<TensorList, TensorList> outputs_and_gradients(Layer& layer, const TensorList& xs, const CallArgs& args,
+                                                               const TensorList& targets) {
+  TensorList xg = watched(xs);
+  TensorList sources = xg;
+  for (const auto& v : layer.trainable_weights()) sources.push_back(v.value());
+  GradientTape tape;
+  TensorList outs = layer(xg, args);
+  Tensor loss = loss_of(outs, targets);
+  TensorList grads = loss.defined() ? tape.gradient(loss, sources) : TensorList();
+  return {outs, grads};
+}
+
+// a on `device`, within tol of b's largest magnitude (at least 1).
+inline void expect_same(const Tensor& a, const Tensor& b, Device device, double tol, const std::string& what) {
+  ASSERT_EQ(a.defined(), b.defined()) << what;
+  if (!a.defined()) return;
+  EXPECT_EQ(a.device(), device) << what << " left the device";
+  Tensor host = a.to(Device::cpu());
+  ASSERT_EQ(shape_str(host.shape()), shape_str(b.shape())) << what;
+  std::vector<double> x = host.to_vector<double>(), y = b.to_vector<double>();
+  double scale = 0, diff = 0;
+  for (size_t i = 0; i < y.size(); ++i) scale = std::max(scale, std::fabs(y[i]));
+  for (size_t i = 0; i < y.size(); ++i) diff = std::max(diff, std::fabs(x[i] - y[i]));
+  EXPECT_LE(diff, tol * std::max(scale, 1.0)) << what;
+}
+
+inline void check_on_device(const LayerHarnessSpec& s, const CallArgs& args) {
+  SCOPED_TRACE(s.name + " (h) on a device");
+  test_support::SimulatedCuda simulated;
+  const Device device = Device::cuda(0);
+  TensorList xs = inputs_for(s, shapes_of(s), s.seed + 3);
+  LayerPtr cpu_layer = s.make();
+  TensorList targets = targets_for((*cpu_layer)(xs, args), s.seed + 4);
+  auto [cpu_outs, cpu_grads] = outputs_and_gradients(*cpu_layer, xs, args, targets);
+
+  TensorList xd, td;
+  for (const auto& x : xs) xd.push_back(x.to(device));
+  for (const auto& t : targets) td.push_back(t.to(device));
+  DeviceScope scope(device);  // the layer's weights and constants land on the device
+  LayerPtr dev_layer = s.make();
+  (*dev_layer)(xd, args);
+  dev_layer->set_weights(cpu_layer->get_weights());
+  for (const auto& v : dev_layer->weights()) EXPECT_EQ(v.value().device(), device) << v.path() << " off the device";
+  auto [dev_outs, dev_grads] = outputs_and_gradients(*dev_layer, xd, args, td);
+  const double tol = simulated.active() ? 1e-5 : 1e-4;
+  ASSERT_EQ(dev_outs.size(), cpu_outs.size());
+  for (size_t i = 0; i < cpu_outs.size(); ++i) expect_same(dev_outs[i], cpu_outs[i], device, tol, "output " + std::to_string(i));
+  ASSERT_EQ(dev_grads.size(), cpu_grads.size());
+  for (size_t i = 0; i < cpu_grads.size(); ++i) expect_same(dev_grads[i], cpu_grads[i], device, tol, "gradient " + std::to_string(i));
+}
+
 }  // namespace harness_detail
 
-// Runs checks (a)-(g) of the header comment on `spec`.
+// Runs checks (a)-(h) of the header comment on `spec`.
 inline void run_layer_harness(const LayerHarnessSpec& spec) {
   ASSERT_TRUE(spec.make) << spec.name << ": LayerHarnessSpec::make is required";
   ASSERT_TRUE(is_floating(spec.input_dtype) || spec.make_input || spec.input_limit > 0)
@@ -393,6 +452,7 @@ inline void run_layer_harness(const LayerHarnessSpec& spec) {
   d::check_training_step(spec, args);
   d::check_frozen(spec, args);
   if (spec.check_gradients) d::check_layer_gradients(spec, args);
+  d::check_on_device(spec, args);
 }
 
 }  // namespace keras::testing
