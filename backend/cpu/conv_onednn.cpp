@@ -59,18 +59,6 @@ cpu::KeyBuilder key_of(const std::string& op, const Problem& pr) {
   return key;
 }
 
-dnnl::algorithm eltwise_alg(const std::string& act, float& alpha, float& beta) {
-  alpha = beta = 0.f;
-  if (act == "relu") return dnnl::algorithm::eltwise_relu;
-  if (act == "relu6") return beta = 6.f, dnnl::algorithm::eltwise_clip_v2;
-  if (act == "sigmoid") return dnnl::algorithm::eltwise_logistic;
-  if (act == "tanh") return dnnl::algorithm::eltwise_tanh;
-  if (act == "elu") return alpha = 1.f, dnnl::algorithm::eltwise_elu;
-  if (act == "gelu") return dnnl::algorithm::eltwise_gelu_erf;
-  if (act == "swish") return alpha = 1.f, dnnl::algorithm::eltwise_swish;
-  fail<ValueError>("conv2d", "a fusable activation (linear, relu, relu6, sigmoid, tanh, elu, gelu, swish)", "'" + act + "'");
-}
-
 dnnl::convolution_forward::primitive_desc forward_pd(const Problem& pr, dnnl::prop_kind prop, bool with_bias,
                                                      const std::string& act, dnnl::algorithm alg) {
   memory::desc src = act_md(pr.x, alg), dst = act_md(pr.y, alg);
@@ -78,15 +66,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Problem& pr, dnnl::pr
                                                        strides_of(pr.p), dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p))
                      : dnnl::convolution_forward::desc(prop, alg, src, weight_any(pr), dst, strides_of(pr.p),
                                                        dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p));
-  dnnl::primitive_attr attr;
-  if (act != "linear") {
-    float alpha, beta;
-    dnnl::algorithm alg = eltwise_alg(act, alpha, beta);
-    dnnl::post_ops po;
-    po.append_eltwise(1.f, alg, alpha, beta);
-    attr.set_post_ops(po);
-  }
-  return dnnl::convolution_forward::primitive_desc(d, cpu::own_scratchpad(attr), cpu::dnnl_engine());
+  return dnnl::convolution_forward::primitive_desc(d, cpu::activation_attr("conv2d", act), cpu::dnnl_engine());
 }
 
 [[noreturn]] void unsupported(const std::string& op, const std::string& key, const dnnl::error& e) {

@@ -1,7 +1,9 @@
 #include "backend/cpu/dnnl_context.h"
 
 #include <cstdlib>
+#include <map>
 #include <new>
+#include <tuple>
 
 namespace keras::cpu {
 
@@ -18,6 +20,25 @@ dnnl::stream& dnnl_stream() {
 
 dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::primitive_attr activation_attr(const std::string& where, const std::string& act) {
+  dnnl::primitive_attr attr = own_scratchpad();
+  if (act == "linear") return attr;
+  using alg = dnnl::algorithm;
+  static const std::map<std::string, std::tuple<alg, float, float>> kFusable = {
+      {"relu", {alg::eltwise_relu, 0.f, 0.f}},       {"relu6", {alg::eltwise_clip_v2, 0.f, 6.f}},
+      {"sigmoid", {alg::eltwise_logistic, 0.f, 0.f}}, {"tanh", {alg::eltwise_tanh, 0.f, 0.f}},
+      {"elu", {alg::eltwise_elu, 1.f, 0.f}},          {"gelu", {alg::eltwise_gelu_erf, 0.f, 0.f}},
+      {"swish", {alg::eltwise_swish, 1.f, 0.f}}};
+  auto it = kFusable.find(act);
+  if (it == kFusable.end())
+    fail<ValueError>(where, "a fusable activation (linear, relu, relu6, sigmoid, tanh, elu, gelu, swish)", "'" + act + "'");
+  auto [kind, alpha, beta] = it->second;
+  dnnl::post_ops po;
+  po.append_eltwise(1.f, kind, alpha, beta);
+  attr.set_post_ops(po);
   return attr;
 }
 

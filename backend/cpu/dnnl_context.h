@@ -31,6 +31,10 @@ dnnl::stream& dnnl_stream();
 // scratchpad_mode::user (own_scratchpad) and run through execute(), which hands it a scratchpad
 // from the calling thread's own buffer (grown to the largest need, kept for the thread's life).
 dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr = dnnl::primitive_attr());
+// own_scratchpad's attributes plus, unless `act` is "linear", the Keras activation `act` fused as
+// an eltwise post-op: relu, relu6, sigmoid, tanh, elu, gelu (erf), swish. ValueError naming
+// `where` for any other activation.
+dnnl::primitive_attr activation_attr(const std::string& where, const std::string& act);
 // Runs `prim` (created with own_scratchpad) on the calling thread's stream.
 void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args);
 // A reorder primitive from `from` to `to` (created with own_scratchpad), and running one.

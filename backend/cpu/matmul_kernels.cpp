@@ -42,17 +42,6 @@ struct MatmulEntry {
   memory::desc a, b, bias, c;
 };
 
-dnnl::algorithm eltwise_alg(const std::string& act, float& alpha) {
-  alpha = 0.f;
-  if (act == "relu") return dnnl::algorithm::eltwise_relu;
-  if (act == "sigmoid") return dnnl::algorithm::eltwise_logistic;
-  if (act == "tanh") return dnnl::algorithm::eltwise_tanh;
-  if (act == "elu") return alpha = 1.f, dnnl::algorithm::eltwise_elu;
-  if (act == "gelu") return dnnl::algorithm::eltwise_gelu_erf;
-  if (act == "swish") return alpha = 1.f, dnnl::algorithm::eltwise_swish;
-  fail<ValueError>("dense", "a fusable activation (linear, relu, sigmoid, tanh, elu, gelu, swish)", "'" + act + "'");
-}
-
 // Runs dst = op(a) @ op(b) [+ bias] [then activation] through a cached oneDNN primitive.
 // `bias` may be null; its descriptor is (1, ..., 1, cols).
 void onednn_matmul(const Operand& a, const Operand& b, const Dims& c_dims, const float* pa, const float* pb,
@@ -73,17 +62,9 @@ void onednn_matmul(const Operand& a, const Operand& b, const Dims& c_dims, const
       Shape bs = contiguous_strides(Shape(bd));
       e->bias = memory::desc(bd, f32, Dims(bs.begin(), bs.end()));
     }
-    dnnl::primitive_attr attr;
-    if (act != "linear") {
-      float alpha;
-      dnnl::algorithm alg = eltwise_alg(act, alpha);
-      dnnl::post_ops po;
-      po.append_eltwise(1.f, alg, alpha, 0.f);
-      attr.set_post_ops(po);
-    }
     auto d = pbias ? dnnl::matmul::desc(e->a, e->b, e->bias, e->c) : dnnl::matmul::desc(e->a, e->b, e->c);
     try {
-      e->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, cpu::own_scratchpad(attr), cpu::dnnl_engine()));
+      e->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, cpu::activation_attr("dense", act), cpu::dnnl_engine()));
     } catch (const dnnl::error& err) {
       fail<NotImplementedError>("matmul (oneDNN)", "a problem oneDNN supports", key.str() + " (" + err.what() + ")");
     }
