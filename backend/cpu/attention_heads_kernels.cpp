@@ -3,12 +3,14 @@
 // (batch, time, heads, features): each (batch, head) pair is a set of small strided GEMMs (row
 // stride heads * features), so no transposes to and from (batch, heads, time, features) are
 // needed, and the scale rides on the GEMM's alpha. The GEMMs of one phase run one pair per OpenMP
-// iteration (oneDNN's sgemm is sequential inside a parallel region); the softmax between them runs
-// over all pairs at once through the softmax kernels (oneDNN for float32).
+// iteration (oneDNN's sgemm is sequential inside a parallel region). The forward's softmax runs
+// over all pairs at once between its two GEMM phases (oneDNN's, for its vectorised exp); the
+// backward needs no exp and does everything of a pair in one pass over a per-thread scratch.
 //
 // float32 runs oneDNN's sgemm; float64 runs plain loops (the gradient checks' reference).
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.h>
 
@@ -73,6 +75,16 @@ void forward_typed(const Tensor& q, const Tensor& k, const Tensor& v, double sca
     gemm(false, false, g.Tq, g.Dv, g.Tk, T(1), ps + g.s_at(p), g.Tk, pv + g.v_at(p), ldv, T(0), po + g.o_at(p), ldv);
 }
 
+// d = p * (d - sum(d * p)) over one row of n: the softmax gradient, in place.
+template <class T>
+inline void softmax_row_grad(const T* __restrict p, int64_t n, T* __restrict d) {
+  T dot = 0;
+#pragma omp simd reduction(+ : dot)
+  for (int64_t k = 0; k < n; ++k) dot += d[k] * p[k];
+#pragma omp simd
+  for (int64_t k = 0; k < n; ++k) d[k] = p[k] * (d[k] - dot);
+}
+
 // With S = scale * q k^T, P = softmax(S), out = P v:
 //   dv = P^T dout;  dP = dout v^T + dprobs;  dS = P * (dP - rowsum(dP * P));
 //   dq = scale * dS k;  dk = scale * dS^T q.
@@ -83,22 +95,23 @@ void backward_typed(const Tensor& dout, const Tensor& dprobs, const Tensor& q, c
   const int64_t ldq = g.H * g.D, ldv = g.H * g.Dv;
   const T *pdo = ptr<T>(dout), *pq = ptr<T>(q), *pk = ptr<T>(k), *pv = ptr<T>(v), *ps = ptr<T>(probs);
   T *pdq = ptr<T>(dq), *pdk = ptr<T>(dk), *pdv = ptr<T>(dv);
-  Tensor dp = Tensor::empty(probs.shape(), probs.dtype(), probs.device());
-  std::memcpy(dp.raw_data(), dprobs.raw_data(), dprobs.nbytes());
-  T* pdp = ptr<T>(dp);
-#pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < g.pairs(); ++p) {
-    gemm(true, false, g.Tk, g.Dv, g.Tq, T(1), ps + g.s_at(p), g.Tk, pdo + g.o_at(p), ldv, T(0), pdv + g.v_at(p), ldv);
-    gemm(false, true, g.Tq, g.Tk, g.Dv, T(1), pdo + g.o_at(p), ldv, pv + g.v_at(p), ldv, T(1), pdp + g.s_at(p), g.Tk);
-  }
-  Tensor ds = Tensor::empty(probs.shape(), probs.dtype(), probs.device());
-  softmax_backward(dp, probs, ds, 3, false);
-  const T* pds = ptr<T>(ds);
+  const T *pdp = ptr<T>(dprobs);
   const T alpha = static_cast<T>(scale);
-#pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < g.pairs(); ++p) {
-    gemm(false, false, g.Tq, g.D, g.Tk, alpha, pds + g.s_at(p), g.Tk, pk + g.k_at(p), ldq, T(0), pdq + g.q_at(p), ldq);
-    gemm(true, false, g.Tk, g.D, g.Tq, alpha, pds + g.s_at(p), g.Tk, pq + g.q_at(p), ldq, T(0), pdk + g.k_at(p), ldq);
+  // One pass per pair: dP and dS live in a (Tq, Tk) scratch of the thread, hot in cache.
+#pragma omp parallel
+  {
+    std::vector<T> scratch(static_cast<size_t>(g.Tq * g.Tk));
+    T* d = scratch.data();
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < g.pairs(); ++p) {
+      const T* P = ps + g.s_at(p);
+      gemm(true, false, g.Tk, g.Dv, g.Tq, T(1), P, g.Tk, pdo + g.o_at(p), ldv, T(0), pdv + g.v_at(p), ldv);
+      std::memcpy(d, pdp + g.s_at(p), sizeof(T) * static_cast<size_t>(g.Tq * g.Tk));
+      gemm(false, true, g.Tq, g.Tk, g.Dv, T(1), pdo + g.o_at(p), ldv, pv + g.v_at(p), ldv, T(1), d, g.Tk);
+      for (int64_t i = 0; i < g.Tq; ++i) softmax_row_grad(P + i * g.Tk, g.Tk, d + i * g.Tk);
+      gemm(false, false, g.Tq, g.D, g.Tk, alpha, d, g.Tk, pk + g.k_at(p), ldq, T(0), pdq + g.q_at(p), ldq);
+      gemm(true, false, g.Tk, g.D, g.Tq, alpha, d, g.Tk, pq + g.q_at(p), ldq, T(0), pdk + g.k_at(p), ldq);
+    }
   }
 }
 
