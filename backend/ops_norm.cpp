@@ -1,6 +1,6 @@
 // Normalization ops: batch normalization with batch statistics as registered ops (CPU kernels:
-// backend/cpu/norm_kernels.cpp); batch normalization with given statistics and layer
-// normalization as compositions of keras::ops (their gradients come from those ops).
+// backend/cpu/norm_kernels.cpp); batch normalization with given statistics as a composition of
+// keras::ops (its gradient comes from those ops). Layer normalization: backend/ops_layer_norm.cpp.
 //
 //   batch_moments(x) -> (mean, var)                         per-channel, biased, no gradient
 //   batch_norm_train(x, gamma, beta, mean, var) -> y         attr epsilon; mean and var must be
@@ -131,17 +131,6 @@ Tensor batch_norm_inference(const Tensor& x, const Tensor& mean, const Tensor& v
                             const Tensor& beta, double epsilon) {
   static const OpDef& def = OpRegistry::instance().find("batch_norm_inference");
   return run_op1(def, {x, mean, variance, or_filled(gamma, x, 1.0), or_filled(beta, x, 0.0)}, Attrs{{"epsilon", epsilon}});
-}
-
-Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
-  if (x.rank() < 1) fail<ShapeError>("keras::ops::layer_norm", "an input of rank >= 1", "a scalar");
-  Tensor mu = mean(x, {-1}, true);
-  Tensor centered = subtract(x, mu);
-  Tensor var = mean(square(centered), {-1}, true);
-  Tensor y = multiply(centered, divide(Tensor::scalar(1.0, x.dtype(), x.device()), sqrt(add(var, epsilon))));
-  if (gamma.defined()) y = multiply(y, gamma);
-  if (beta.defined()) y = add(y, beta);
-  return y;
 }
 
 }  // namespace ops

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/ops_attention_heads.h"
 #include "layers/layer_config.h"
 
 namespace keras::layers::attention {
@@ -141,6 +142,14 @@ Shape scores_shape(const Shape& q, const Shape& k, const std::vector<int64_t>& a
 ops::DotProductAttentionOutputs attend(const Tensor& q, const Tensor& k, const Tensor& v,
                                        const std::vector<int64_t>& axes, const Tensor& mask,
                                        const ops::DotProductAttentionOptions& options) {
+  // One sequence axis, no mask, no dropout: the fused op works in the projections' layout and
+  // gives the same output and scores without the gathering transposes.
+  const bool dropout = options.dropout > 0.0 && options.generator;
+  if (axes == std::vector<int64_t>{1} && !mask.defined() && !options.mask.defined() && !dropout &&
+      ops::attention_heads_supported(q, k, v)) {
+    auto r = ops::attention_heads(q, k, v, options.scale);
+    return {r.output, r.scores};
+  }
   Shape q_lead, q_att, k_lead, k_att, v_lead, v_att;
   Tensor qg = gathered(q, axes, q_lead, q_att);
   Tensor kg = gathered(k, axes, k_lead, k_att);

@@ -35,7 +35,7 @@ int MaskNodes::compute(const KerasTensor& t) {
   const Layer& layer = *t.layer;
   const LayerNode& node = *t.node;
   int result = -1;
-  // A nested model's mask is its inner graph's (not modelled); an InputLayer has none.
+  // After a nested model Keras 3 records none (mask_nodes.h); an InputLayer has none.
   if (!node.inputs.empty() && layer.supports_masking() && !dynamic_cast<const Model*>(&layer)) {
     const size_t positional = node.inputs.size() - node.args.keywords.size();
     std::vector<int> in;

@@ -10,9 +10,11 @@
 // compute_mask) gives its output the same mask tensor. Without the kwarg a reloaded model runs
 // that layer unmasked (GlobalAveragePooling1D then averages the padding too).
 //
-// A nested model's mask (its inner graph's; not modelled here) is written as null, so the layers
-// after it get no mask in Keras; Attention's (Keras: ConvertToTensor of
-// the query's) is written as the query's mask itself. model_from_config ignores recorded masks
+// A nested model's output mask is written as null, which is what Keras 3 writes: the outputs of a
+// nested Functional carry no symbolic mask in Keras 3, and at run time Keras hands the layer after
+// it the mask the inner graph computed (Layer.__call__ fills a null mask kwarg from the input), so
+// the reloaded model still runs masked (fixture nested_masked, test_sequence_fixtures.cpp).
+// Attention's (Keras: ConvertToTensor of the query's) is written as the query's mask itself. model_from_config ignores recorded masks
 // either way (masks propagate by themselves here).
 #pragma once
 #include <functional>

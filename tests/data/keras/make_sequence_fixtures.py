@@ -214,6 +214,18 @@ def build_concat_masks(K):
     return K.Model(ids, out, name="concat_masks")
 
 
+def build_nested_masked(K):
+    L = K.layers
+    # The mask comes out of a nested model: Keras 3 records the LSTM's mask kwarg as null and
+    # hands it the encoder output's mask at run time.
+    inner_ids = K.Input(shape=(6,), dtype="int32", name="inner_tokens")
+    encoder = K.Model(inner_ids, L.Embedding(12, 4, mask_zero=True, name="embed")(inner_ids), name="encoder")
+    ids = K.Input(shape=(6,), dtype="int32", name="tokens")
+    x = L.LSTM(5, name="lstm")(encoder(ids))
+    out = L.Dense(3, activation="softmax", name="head")(x)
+    return K.Model(ids, out, name="nested_masked")
+
+
 def padded_series(rng, shape):
     """Float sequences whose padded steps are all zeros: one row padded at the end, one at the start."""
     x = floats(rng, shape)
@@ -261,6 +273,8 @@ MODELS = {
                          desc="Embedding(12, 3, mask_zero) and Embedding(12, 2, mask_zero) concatenated -> LSTM(4) ->"
                               " Dense(2);"
                               " padded ids"),
+    "nested_masked": dict(build=build_nested_masked, inputs=lambda r: [tokens(r, 12, 6)],
+                          desc="nested Model(Embedding(12, 4, mask_zero)) -> LSTM(5) -> Dense(3 softmax); padded ids"),
     "conv_lstm2d_forecaster": dict(build=build_conv_lstm2d_forecaster, inputs=lambda r: [floats(r, (4, 6, 6, 2))],
                                    desc="ConvLSTM2D(3, 3, same, return_sequences) -> ConvLSTM2D(2, (2, 3), strides (2, 1),"
                                         " no bias, go_backwards) -> Conv2D(1, 1): the next frame of 4"),

@@ -43,6 +43,7 @@ const std::vector<SequenceFixture>& fixtures() {
       {"gru_forecaster", {"GRU", "Dense"}},
       {"masked_series", {"Masking", "LSTM", "Dense", "Add", "GlobalAveragePooling1D"}},
       {"concat_masks", {"Embedding", "Concatenate", "LSTM", "Dense"}},
+      {"nested_masked", {"Functional", "Embedding", "LSTM", "Dense"}},
       {"conv_lstm2d_forecaster", {"ConvLSTM2D", "Conv2D"}},
       {"conv_lstm1d", {"ConvLSTM1D", "Dense"}},
       {"conv_lstm3d", {"ConvLSTM3D", "Flatten", "Dense"}},

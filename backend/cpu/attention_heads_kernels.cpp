@@ -1,0 +1,154 @@
+// CPU kernels of attention_heads and attention_heads_grad (definitions and semantics:
+// backend/ops_attention_heads.cpp). Query, key and value stay in the projections' layout
+// (batch, time, heads, features): each (batch, head) pair is a set of small strided GEMMs (row
+// stride heads * features), so no transposes to and from (batch, heads, time, features) are
+// needed, and the scale rides on the GEMM's alpha. The GEMMs of one phase run one pair per OpenMP
+// iteration (oneDNN's sgemm is sequential inside a parallel region). The forward's softmax runs
+// over all pairs at once between its two GEMM phases (oneDNN's, for its vectorised exp); the
+// backward needs no exp and does everything of a pair in one pass over a per-thread scratch.
+//
+// float32 runs oneDNN's sgemm; float64 runs plain loops (the gradient checks' reference).
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "backend/cpu/activation_reference.h"
+#include "backend/op_registry.h"
+
+namespace keras::cpu {
+namespace {
+
+// Row-major C = alpha * op(A) @ op(B) + beta * C; op(A) is m x k, op(B) is k x n. A transposed
+// operand is stored as its transpose with the given leading dimension.
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) != dnnl_success)
+    fail<Error>("attention_heads (cpu)", "a successful oneDNN sgemm", "an error status",
+                       "Shapes m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k));
+}
+
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) s += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+      c[i * ldc + j] = alpha * s + (beta == 0 ? 0.0 : beta * c[i * ldc + j]);
+    }
+}
+
+// Extents of one call: q (B, Tq, H, D), k (B, Tk, H, D), v (B, Tk, H, Dv); probs (B, H, Tq, Tk).
+struct Geometry {
+  int64_t B, Tq, Tk, H, D, Dv;
+  explicit Geometry(const Tensor& q, const Tensor& v)
+      : B(q.shape()[0]), Tq(q.shape()[1]), Tk(v.shape()[1]), H(q.shape()[2]), D(q.shape()[3]), Dv(v.shape()[3]) {}
+  int64_t pairs() const { return B * H; }
+  // Offsets of pair p = b * H + h in each tensor.
+  int64_t q_at(int64_t p) const { return (p / H) * Tq * H * D + (p % H) * D; }
+  int64_t k_at(int64_t p) const { return (p / H) * Tk * H * D + (p % H) * D; }
+  int64_t v_at(int64_t p) const { return (p / H) * Tk * H * Dv + (p % H) * Dv; }
+  int64_t o_at(int64_t p) const { return (p / H) * Tq * H * Dv + (p % H) * Dv; }
+  int64_t s_at(int64_t p) const { return p * Tq * Tk; }
+};
+
+template <class T>
+const T* ptr(const Tensor& t) { return static_cast<const T*>(t.raw_data()); }
+template <class T>
+T* ptr(Tensor& t) { return static_cast<T*>(t.raw_data()); }
+
+// out = softmax(scale * q k^T) v per pair; probs = the softmax.
+template <class T>
+void forward_typed(const Tensor& q, const Tensor& k, const Tensor& v, double scale, Tensor& out, Tensor& probs) {
+  const Geometry g(q, v);
+  const int64_t ldq = g.H * g.D, ldv = g.H * g.Dv;
+  const T *pq = ptr<T>(q), *pk = ptr<T>(k), *pv = ptr<T>(v);
+  T *po = ptr<T>(out), *ps = ptr<T>(probs);
+  const T alpha = static_cast<T>(scale);
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < g.pairs(); ++p)
+    gemm(false, true, g.Tq, g.Tk, g.D, alpha, pq + g.q_at(p), ldq, pk + g.k_at(p), ldq, T(0), ps + g.s_at(p), g.Tk);
+  softmax_forward(probs, probs, 3, false);
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < g.pairs(); ++p)
+    gemm(false, false, g.Tq, g.Dv, g.Tk, T(1), ps + g.s_at(p), g.Tk, pv + g.v_at(p), ldv, T(0), po + g.o_at(p), ldv);
+}
+
+// d = p * (d - sum(d * p)) over one row of n: the softmax gradient, in place.
+template <class T>
+inline void softmax_row_grad(const T* __restrict p, int64_t n, T* __restrict d) {
+  T dot = 0;
+#pragma omp simd reduction(+ : dot)
+  for (int64_t k = 0; k < n; ++k) dot += d[k] * p[k];
+#pragma omp simd
+  for (int64_t k = 0; k < n; ++k) d[k] = p[k] * (d[k] - dot);
+}
+
+// With S = scale * q k^T, P = softmax(S), out = P v:
+//   dv = P^T dout;  dP = dout v^T + dprobs;  dS = P * (dP - rowsum(dP * P));
+//   dq = scale * dS k;  dk = scale * dS^T q.
+template <class T>
+void backward_typed(const Tensor& dout, const Tensor& dprobs, const Tensor& q, const Tensor& k, const Tensor& v,
+                    const Tensor& probs, double scale, Tensor& dq, Tensor& dk, Tensor& dv) {
+  const Geometry g(q, v);
+  const int64_t ldq = g.H * g.D, ldv = g.H * g.Dv;
+  const T *pdo = ptr<T>(dout), *pq = ptr<T>(q), *pk = ptr<T>(k), *pv = ptr<T>(v), *ps = ptr<T>(probs);
+  T *pdq = ptr<T>(dq), *pdk = ptr<T>(dk), *pdv = ptr<T>(dv);
+  const T *pdp = ptr<T>(dprobs);
+  const T alpha = static_cast<T>(scale);
+  // One pass per pair: dP and dS live in a (Tq, Tk) scratch of the thread, hot in cache.
+#pragma omp parallel
+  {
+    std::vector<T> scratch(static_cast<size_t>(g.Tq * g.Tk));
+    T* d = scratch.data();
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < g.pairs(); ++p) {
+      const T* P = ps + g.s_at(p);
+      gemm(true, false, g.Tk, g.Dv, g.Tq, T(1), P, g.Tk, pdo + g.o_at(p), ldv, T(0), pdv + g.v_at(p), ldv);
+      std::memcpy(d, pdp + g.s_at(p), sizeof(T) * static_cast<size_t>(g.Tq * g.Tk));
+      gemm(false, true, g.Tq, g.Tk, g.Dv, T(1), pdo + g.o_at(p), ldv, pv + g.v_at(p), ldv, T(1), d, g.Tk);
+      for (int64_t i = 0; i < g.Tq; ++i) softmax_row_grad(P + i * g.Tk, g.Tk, d + i * g.Tk);
+      gemm(false, false, g.Tq, g.D, g.Tk, alpha, d, g.Tk, pk + g.k_at(p), ldq, T(0), pdq + g.q_at(p), ldq);
+      gemm(true, false, g.Tk, g.D, g.Tq, alpha, d, g.Tk, pq + g.q_at(p), ldq, T(0), pdk + g.k_at(p), ldq);
+    }
+  }
+}
+
+template <class F>
+void dispatch(DType t, const char* where, F&& f) {
+  if (t == DType::float32) f(float{});
+  else if (t == DType::float64) f(double{});
+  else fail<TypeError>(where, "float32 or float64", dtype_name(t));
+}
+
+// attention_heads(q, k, v) -> (out, probs); attr scale.
+void attention_heads_cpu(const TensorList& in, TensorList& out, const Attrs& a) {
+  if (out[0].numel() == 0 && out[1].numel() == 0) return;
+  if (in[1].shape()[1] == 0) {  // no keys: nothing to attend to
+    std::memset(out[0].raw_data(), 0, out[0].nbytes());
+    return;
+  }
+  dispatch(in[0].dtype(), "attention_heads (cpu)", [&](auto tag) {
+    forward_typed<decltype(tag)>(in[0], in[1], in[2], a.get_float("scale"), out[0], out[1]);
+  });
+}
+
+// attention_heads_grad(dout, dprobs, q, k, v, probs) -> (dq, dk, dv); attr scale.
+void attention_heads_grad_cpu(const TensorList& in, TensorList& out, const Attrs& a) {
+  if (in[5].numel() == 0) {  // no scores: no gradient reaches q, k or v
+    for (Tensor& t : out)
+      if (t.numel()) std::memset(t.raw_data(), 0, t.nbytes());
+    return;
+  }
+  dispatch(in[2].dtype(), "attention_heads_grad (cpu)", [&](auto tag) {
+    backward_typed<decltype(tag)>(in[0], in[1], in[2], in[3], in[4], in[5], a.get_float("scale"), out[0], out[1], out[2]);
+  });
+}
+
+}  // namespace
+
+KERAS_REGISTER_KERNEL(attention_heads, cpu, attention_heads_cpu);
+KERAS_REGISTER_KERNEL(attention_heads_grad, cpu, attention_heads_grad_cpu);
+
+}  // namespace keras::cpu

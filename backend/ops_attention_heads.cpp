@@ -1,0 +1,86 @@
+// The fused unmasked multi-head attention op (CPU kernels: backend/cpu/attention_heads_kernels.cpp)
+// and ops::attention_heads, which runs it on the CPU.
+//
+//   attention_heads(q, k, v) -> (out, probs)        attr scale
+//       q (B, Tq, H, D), k (B, Tk, H, D), v (B, Tk, H, Dv): the layout the projections produce
+//       probs (B, H, Tq, Tk) = softmax(scale * q k^T) per (batch, head), Keras's scores layout
+//       out (B, Tq, H, Dv) = probs v, the layout the output projection takes
+//   attention_heads_grad(dout, dprobs, q, k, v, probs) -> (dq, dk, dv)   attr scale
+//
+// The composition (backend/ops_attention.cpp with the gathering transposes of
+// layers/attention_common.cpp) moves q, k, v and the output to (B, H, T, D) and back, scales q
+// in a pass of its own and runs the softmax as a separate op: eight full passes per layer and
+// step that this op does not make. Masks and dropout stay on the composition.
+#include "backend/ops_attention_heads.h"
+
+namespace keras {
+namespace {
+
+using Specs = std::vector<TensorSpec>;
+
+void check_heads(const std::string& where, const TensorSpec& q, const TensorSpec& k, const TensorSpec& v) {
+  const std::string got = "q " + shape_str(q.shape) + ", k " + shape_str(k.shape) + ", v " + shape_str(v.shape);
+  if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4)
+    fail<ShapeError>(where, "q, k, v of rank 4 (batch, time, heads, features)", got);
+  if (k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] || k.shape[2] != q.shape[2] || v.shape[2] != q.shape[2] ||
+      k.shape[3] != q.shape[3] || v.shape[1] != k.shape[1])
+    fail<ShapeError>(where, "q (B, Tq, H, D), k (B, Tk, H, D), v (B, Tk, H, Dv)", got);
+  if (!is_floating(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype)
+    fail<TypeError>(where, "q, k, v of one float dtype",
+                    std::string(dtype_name(q.dtype)) + ", " + dtype_name(k.dtype) + ", " + dtype_name(v.dtype));
+}
+
+Shape probs_shape(const Shape& q, const Shape& k) { return {q[0], q[2], q[1], k[1]}; }
+
+}  // namespace
+
+KERAS_REGISTER_OP(attention_heads) {
+  def.shape = [](const Specs& in, const Attrs&) {
+    const std::string where = "op 'attention_heads'";
+    if (in.size() != 3) fail<ValueError>(where, "3 inputs (q, k, v)", std::to_string(in.size()) + " inputs");
+    check_heads(where, in[0], in[1], in[2]);
+    const Shape& q = in[0].shape;
+    return Specs{{{q[0], q[1], q[2], in[2].shape[3]}, in[0].dtype}, {probs_shape(q, in[1].shape), in[0].dtype}};
+  };
+  def.save = SaveBoth;
+  const OpDef* grad_op = &OpRegistry::instance().define("attention_heads_grad");
+  def.grad = [grad_op](const GradContext& g) {
+    return run_op(*grad_op, {g.grad_outputs[0], g.grad_outputs[1], g.input(0), g.input(1), g.input(2), g.output(1)},
+                  g.attrs);
+  };
+}
+
+KERAS_REGISTER_OP(attention_heads_grad) {
+  def.shape = [](const Specs& in, const Attrs&) {
+    const std::string where = "op 'attention_heads_grad'";
+    if (in.size() != 6)
+      fail<ValueError>(where, "6 inputs (dout, dprobs, q, k, v, probs)", std::to_string(in.size()) + " inputs");
+    check_heads(where, in[2], in[3], in[4]);
+    const Shape& q = in[2].shape;
+    const Shape out{q[0], q[1], q[2], in[4].shape[3]}, probs = probs_shape(q, in[3].shape);
+    for (auto [i, want] : {std::pair{0, out}, std::pair{1, probs}, std::pair{5, probs}})
+      if (in[i].shape != want || in[i].dtype != in[2].dtype)
+        fail<ShapeError>(where, "input " + std::to_string(i) + " of shape " + shape_str(want) + " " + dtype_name(in[2].dtype),
+                         shape_str(in[i].shape) + " " + dtype_name(in[i].dtype));
+    return Specs{in[2], in[3], in[4]};
+  };
+}
+
+namespace ops {
+
+AttentionHeadsOutputs attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, double scale) {
+  static const OpDef& def = OpRegistry::instance().find("attention_heads");
+  TensorList r = run_op(def, {q, k, v}, Attrs{{"scale", scale}});
+  return {r[0], r[1]};
+}
+
+bool attention_heads_supported(const Tensor& q, const Tensor& k, const Tensor& v) {
+  for (const Tensor* t : {&q, &k, &v})
+    if (t->device().kind != DeviceKind::cpu || t->rank() != 4 || !is_floating(t->dtype()) || t->dtype() != q.dtype())
+      return false;
+  const Shape &a = q.shape(), &b = k.shape(), &c = v.shape();
+  return b[0] == a[0] && c[0] == a[0] && b[2] == a[2] && c[2] == a[2] && b[3] == a[3] && c[1] == b[1];
+}
+
+}  // namespace ops
+}  // namespace keras
