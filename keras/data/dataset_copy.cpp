@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "backend/omp_wait_policy.h"
+#include "backend/threads.h"
 
 namespace keras::data::detail {
 
@@ -32,8 +33,10 @@ std::atomic<int> copier_override{-1};
 BatchCopier batch_copier() {
   if (const int forced = copier_override.load(std::memory_order_relaxed); forced >= 0)
     return static_cast<BatchCopier>(forced);
-  // Asked for each pass (microseconds), so that set_num_threads between passes counts.
-  return omp_threads_spin() ? BatchCopier::team : BatchCopier::idle_thread;
+  // Asked for each pass (microseconds), so that set_num_threads between passes counts. A team
+  // smaller than the cores leaves a core to the idle thread however its threads wait.
+  const bool every_core_spins = num_threads() >= available_cores() && omp_threads_spin();
+  return every_core_spins ? BatchCopier::team : BatchCopier::idle_thread;
 }
 
 ScopedBatchCopier::ScopedBatchCopier(BatchCopier copier)

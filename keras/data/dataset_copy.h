@@ -35,8 +35,9 @@ enum class BatchCopier {
   team,         // the consumer's OpenMP team, the whole batch, when the consumer takes it
 };
 
-// The copier for this process: `team` where the OpenMP team spins on every core between its
-// parallel regions (omp_threads_spin()), else `idle_thread`; a live ScopedBatchCopier overrides it.
+// The copier for this process: `team` where the OpenMP team has a thread on every core
+// (keras::num_threads() >= available_cores()) and they spin between parallel regions
+// (omp_threads_spin()), else `idle_thread`; a live ScopedBatchCopier overrides it.
 BatchCopier batch_copier();
 
 // While it lives, prefetch stages made on any thread use `copier`, whatever the OpenMP settings

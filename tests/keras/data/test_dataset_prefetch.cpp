@@ -185,9 +185,10 @@ TEST(DatasetPrefetch, RowCopyEqualsOneRowAfterAnother) {
 TEST(DatasetPrefetch, TheTeamCopierStartsNoThread) {
   ScopedBatchCopier team(BatchCopier::team);
   auto [src, slow] = fast_and_slow();
-  ops::add(Tensor::ones({4}), 1.0);  // warm up any OpenMP pool before the baseline
-  // 250 rows of 4 KB: past the size where the team copies; the pool stays as it was.
+  // 250 rows of 4 KB: past the size where the team copies. A first pass starts the OpenMP pool;
+  // the second must run on it alone.
   auto ds = src.shuffle(600, 4).batch(250).prefetch(2);
+  for (const Element& e : ds.iterator()) EXPECT_EQ(e.size(), 2u);
   const int baseline = thread_count(), idle_before = threads_with_policy(SCHED_IDLE);
   {
     auto it = ds.iterator();
@@ -296,6 +297,10 @@ TEST(DatasetPrefetch, TheDefaultCopierFollowsHowOpenMPThreadsWait) {
   unsetenv("OMP_WAIT_POLICY");
   set_num_threads(available_cores() + 1);  // libgomp barely spins an oversubscribed team
   EXPECT_EQ(data::detail::batch_copier(), BatchCopier::idle_thread);
+  if (available_cores() > 1) {
+    set_num_threads(available_cores() - 1);  // a core the team leaves free
+    EXPECT_EQ(data::detail::batch_copier(), BatchCopier::idle_thread);
+  }
 
   set_num_threads(threads);
   if (policy) setenv("OMP_WAIT_POLICY", policy->c_str(), 1);
