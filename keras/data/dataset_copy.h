@@ -13,8 +13,9 @@
 // - threads that spin there (libgomp's default) leave no idle core: a SCHED_IDLE thread then only
 //   runs by taking a core from a spinning team member for a scheduler slice, stalling the team's
 //   next region, and the consumer waits for the chunks it holds. So nothing runs beside the team:
-//   the consumer's team copies each batch, rows split evenly, when the consumer takes it (about
-//   copy time / team size; the rows are then in cache for the step's first layer).
+//   the consumer's team copies each batch, rows split evenly, when the consumer takes it (128 rows
+//   of 3 KB from 188 MB: at best 66 us on one thread, 38 us on two; the rows are then in cache for
+//   the step's first layer).
 #pragma once
 #include <atomic>
 #include <chrono>
