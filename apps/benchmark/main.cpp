@@ -88,7 +88,10 @@ const char* kUsage =
     "OpenBLAS's SKYLAKEX kernels, which die with SIGILL elsewhere), else openblas with tuned's\n"
     "malloc settings. --omp-wait-policy sets OMP_WAIT_POLICY for BOTH sides: on a machine shared\n"
     "with other work, libgomp's default spin-waiting makes both sides' figures mostly\n"
-    "scheduler noise; passive makes them meaningful. Default bench dir: ";
+    "scheduler noise; passive makes them meaningful. KERAS_CONV_CHOICE_LOG=1 in the environment\n"
+    "prints, on stderr, the kernel our side chose for each convolution problem and the timings\n"
+    "that decided it (KERAS_CONV_CHOICES=FILE pins them, KERAS_CONV_DIRECT=0 excludes our direct\n"
+    "kernels; see README). Default bench dir: ";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr, "benchmark: %s\n%s%s\n", message.c_str(), kUsage, default_bench_dir().c_str());

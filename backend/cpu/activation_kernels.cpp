@@ -177,7 +177,7 @@ dnnl::memory::desc flat_desc(int64_t n) {
 
 dnnl::eltwise_forward::primitive_desc eltwise_fwd_pd(const DnnlEltwise& e, int64_t n) {
   dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_training, e.alg, flat_desc(n), e.alpha, e.beta);
-  return dnnl::eltwise_forward::primitive_desc(d, dnnl_engine());
+  return dnnl::eltwise_forward::primitive_desc(d, own_scratchpad(), dnnl_engine());
 }
 
 void dnnl_eltwise_forward(const DnnlEltwise& e, const Tensor& x, Tensor& out) {
@@ -186,7 +186,7 @@ void dnnl_eltwise_forward(const DnnlEltwise& e, const Tensor& x, Tensor& out) {
     return std::make_shared<dnnl::eltwise_forward>(eltwise_fwd_pd(e, n));
   });
   auto md = flat_desc(n);
-  prim->execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(x, md)}, {DNNL_ARG_DST, wrap(out, md)}});
+  execute(*prim, {{DNNL_ARG_SRC, wrap(x, md)}, {DNNL_ARG_DST, wrap(out, md)}});
   dnnl_stream().wait();
 }
 
@@ -196,10 +196,10 @@ void dnnl_eltwise_backward(const DnnlEltwise& e, bool saved_is_output, const Ten
   auto prim = primitive_cache().get<dnnl::eltwise_backward>(eltwise_key("eltwise_bwd", e, n), [&] {
     dnnl::eltwise_backward::desc d(e.alg, flat_desc(n), flat_desc(n), e.alpha, e.beta);
     return std::make_shared<dnnl::eltwise_backward>(
-        dnnl::eltwise_backward::primitive_desc(d, dnnl_engine(), eltwise_fwd_pd(e, n)));
+        dnnl::eltwise_backward::primitive_desc(d, own_scratchpad(), dnnl_engine(), eltwise_fwd_pd(e, n)));
   });
   auto md = flat_desc(n);
-  prim->execute(dnnl_stream(), {{DNNL_ARG_DIFF_DST, wrap(grad, md)},
+  execute(*prim, {{DNNL_ARG_DIFF_DST, wrap(grad, md)},
                                 {saved_is_output ? DNNL_ARG_DST : DNNL_ARG_SRC, wrap(saved, md)},
                                 {DNNL_ARG_DIFF_SRC, wrap(out, md)}});
   dnnl_stream().wait();
@@ -272,7 +272,7 @@ dnnl::softmax_v2_forward::primitive_desc softmax_fwd_pd(const dnnl::memory::desc
   dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_training,
                                    log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md,
                                    axis);
-  return dnnl::softmax_v2_forward::primitive_desc(d, dnnl_engine());
+  return dnnl::softmax_v2_forward::primitive_desc(d, own_scratchpad(), dnnl_engine());
 }
 
 std::string softmax_key(const char* what, const Shape& shape, int axis, bool log) {
@@ -341,7 +341,7 @@ void softmax_forward(const Tensor& x, Tensor& out, int axis, bool log) {
   auto prim = primitive_cache().get<dnnl::softmax_v2_forward>(softmax_key("softmax_fwd", x.shape(), axis, log), [&] {
     return std::make_shared<dnnl::softmax_v2_forward>(softmax_fwd_pd(md, axis, log));
   });
-  prim->execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(x, md)}, {DNNL_ARG_DST, wrap(out, md)}});
+  execute(*prim, {{DNNL_ARG_SRC, wrap(x, md)}, {DNNL_ARG_DST, wrap(out, md)}});
   dnnl_stream().wait();
 }
 
@@ -353,10 +353,9 @@ void softmax_backward(const Tensor& grad, const Tensor& y, Tensor& out, int axis
     dnnl::softmax_v2_backward::desc d(log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md,
                                       md, axis);
     return std::make_shared<dnnl::softmax_v2_backward>(
-        dnnl::softmax_v2_backward::primitive_desc(d, dnnl_engine(), softmax_fwd_pd(md, axis, log)));
+        dnnl::softmax_v2_backward::primitive_desc(d, own_scratchpad(), dnnl_engine(), softmax_fwd_pd(md, axis, log)));
   });
-  prim->execute(dnnl_stream(),
-                {{DNNL_ARG_DST, wrap(y, md)}, {DNNL_ARG_DIFF_DST, wrap(grad, md)}, {DNNL_ARG_DIFF_SRC, wrap(out, md)}});
+  execute(*prim, {{DNNL_ARG_DST, wrap(y, md)}, {DNNL_ARG_DIFF_DST, wrap(grad, md)}, {DNNL_ARG_DIFF_SRC, wrap(out, md)}});
   dnnl_stream().wait();
 }
 

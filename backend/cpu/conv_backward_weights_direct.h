@@ -12,7 +12,8 @@
 
 namespace keras::cpu {
 
-// True when conv2d_backward_weights_direct handles the problem: the CPU has AVX2 and FMA,
+// True when conv2d_backward_weights_direct is a candidate for the problem (conv_choice.h times
+// it against oneDNN): the CPU has AVX2 and FMA,
 // out / groups (the kernel's last extent over groups) is a multiple of 8, and it and in / groups
 // are at most kDirectMaxChannels (conv_direct.h; oneDNN is faster beyond); the switch of
 // conv_direct.h (set_conv_direct, KERAS_CONV_DIRECT) turns it off with the others.

@@ -20,12 +20,13 @@ namespace keras::cpu {
 // blocked AVX-512 kernels reuse more per load and win.
 inline constexpr int64_t kDirectMaxChannels = 64;
 
-// True when conv2d_direct handles the problem: the CPU has AVX2 and FMA, strides 1, groups 1,
-// 8 to 64 input channels (fewer leave the inner loop too short; more run faster in oneDNN), the
-// outputs a multiple of 8, and the activation "linear" or "relu". KERAS_CONV_DIRECT=0 in the environment, or
-// set_conv_direct(false), turns all direct kernels off (oneDNN runs instead).
+// True when conv2d_direct is a candidate for the problem (conv_choice.h times it against oneDNN
+// and keeps the faster): the CPU has AVX2 and FMA, strides 1, groups 1, 8 to 64 input channels
+// (fewer leave the inner loop too short; with more it lost to oneDNN everywhere measured, so it
+// is not worth timing), the outputs a multiple of 8, and the activation "linear" or "relu".
+// KERAS_CONV_DIRECT=0 in the environment, or set_conv_direct(false), turns all direct kernels off.
 bool conv2d_direct_supported(const Shape& kernel_shape, const ConvParams& params, const std::string& activation);
-// True when conv2d_backward_data_direct handles the problem: AVX2 and FMA, strides 1, groups 1,
+// True when conv2d_backward_data_direct is a candidate for the problem: AVX2 and FMA, strides 1, groups 1,
 // the input's channels (the kernel's third extent) a multiple of 8, and both channel counts at
 // most kDirectMaxChannels.
 bool conv2d_backward_data_direct_supported(const Shape& kernel_shape, const ConvParams& params);

@@ -1,6 +1,7 @@
 #include "backend/cpu/dnnl_context.h"
 
 #include <cstdlib>
+#include <new>
 
 namespace keras::cpu {
 
@@ -13,6 +14,49 @@ dnnl::stream& dnnl_stream() {
   // One stream per thread: oneDNN streams are not meant to be shared across threads.
   thread_local dnnl::stream stream(dnnl_engine());
   return stream;
+}
+
+dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr) {
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+namespace {
+
+// The calling thread's scratchpad: 64-byte aligned, grown on demand, never shrunk.
+void* thread_scratchpad(size_t bytes) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t size = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  if (bytes > buffer.size) {
+    std::free(buffer.data);
+    size_t rounded = (bytes + 4095) / 4096 * 4096;
+    buffer.data = std::aligned_alloc(64, rounded);
+    buffer.size = buffer.data ? rounded : 0;
+    if (!buffer.data) throw std::bad_alloc();
+  }
+  return buffer.data;
+}
+
+}  // namespace
+
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args) {
+  const dnnl_memory_desc_t* md = dnnl_primitive_desc_query_md(prim.get_primitive_desc(), dnnl_query_scratchpad_md, 0);
+  size_t bytes = md ? dnnl_memory_desc_get_size(md) : 0;
+  if (bytes > 0) args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(dnnl::memory::desc(*md), dnnl_engine(), thread_scratchpad(bytes));
+  prim.execute(dnnl_stream(), args);
+}
+
+dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  auto& eng = dnnl_engine();
+  return dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to, own_scratchpad()));
+}
+
+void execute_reorder(const dnnl::primitive& reorder, const dnnl::memory& from, const dnnl::memory& to) {
+  execute(reorder, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
 dnnl::memory::data_type dnnl_dtype(DType dtype) {

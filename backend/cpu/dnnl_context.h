@@ -25,6 +25,18 @@ namespace keras::cpu {
 dnnl::engine& dnnl_engine();
 dnnl::stream& dnnl_stream();
 
+// oneDNN's library-managed scratchpad is shared by executions running at the same time on
+// different threads (Debian's oneDNN is built without DNNL_ENABLE_CONCURRENT_EXEC): concurrent
+// convolutions gave wrong results or crashed. So every primitive is created with `attr` plus
+// scratchpad_mode::user (own_scratchpad) and run through execute(), which hands it a scratchpad
+// from the calling thread's own buffer (grown to the largest need, kept for the thread's life).
+dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr = dnnl::primitive_attr());
+// Runs `prim` (created with own_scratchpad) on the calling thread's stream.
+void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args);
+// A reorder primitive from `from` to `to` (created with own_scratchpad), and running one.
+dnnl::reorder make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+void execute_reorder(const dnnl::primitive& reorder, const dnnl::memory& from, const dnnl::memory& to);
+
 dnnl::memory::data_type dnnl_dtype(DType dtype);  // TypeError for dtypes oneDNN lacks
 dnnl::memory::dims dnnl_dims(const Shape& shape);
 // Plain row-major descriptor of a contiguous tensor (scalars become 1-D of extent 1).

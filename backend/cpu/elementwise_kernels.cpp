@@ -397,9 +397,9 @@ void unary_math(UnaryMath op, const Tensor& x, Tensor& out) {
   const std::string key = KeyBuilder("elementwise_math").add(static_cast<int64_t>(op)).add(n).str();
   auto prim = primitive_cache().get<dnnl::eltwise_forward>(key, [&] {
     dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, md, 0.f, 0.f);
-    return std::make_shared<dnnl::eltwise_forward>(dnnl::eltwise_forward::primitive_desc(d, dnnl_engine()));
+    return std::make_shared<dnnl::eltwise_forward>(dnnl::eltwise_forward::primitive_desc(d, own_scratchpad(), dnnl_engine()));
   });
-  prim->execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(x, md)}, {DNNL_ARG_DST, wrap(out, md)}});
+  execute(*prim, {{DNNL_ARG_SRC, wrap(x, md)}, {DNNL_ARG_DST, wrap(out, md)}});
   dnnl_stream().wait();
 }
 

@@ -83,7 +83,7 @@ void onednn_matmul(const Operand& a, const Operand& b, const Dims& c_dims, const
     }
     auto d = pbias ? dnnl::matmul::desc(e->a, e->b, e->bias, e->c) : dnnl::matmul::desc(e->a, e->b, e->c);
     try {
-      e->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, cpu::dnnl_engine()));
+      e->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, cpu::own_scratchpad(attr), cpu::dnnl_engine()));
     } catch (const dnnl::error& err) {
       fail<NotImplementedError>("matmul (oneDNN)", "a problem oneDNN supports", key.str() + " (" + err.what() + ")");
     }
@@ -95,7 +95,7 @@ void onednn_matmul(const Operand& a, const Operand& b, const Dims& c_dims, const
       {DNNL_ARG_WEIGHTS, memory(entry->b, eng, const_cast<float*>(pb))},
       {DNNL_ARG_DST, memory(entry->c, eng, pc)}};
   if (pbias) args.emplace(DNNL_ARG_BIAS, memory(entry->bias, eng, const_cast<float*>(pbias)));
-  entry->prim.execute(cpu::dnnl_stream(), args);
+  cpu::execute(entry->prim, args);
   cpu::dnnl_stream().wait();
 }
 

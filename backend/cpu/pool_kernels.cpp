@@ -163,7 +163,7 @@ dnnl::pooling_forward::primitive_desc avg_fwd_pd(const PoolParams& p, dnnl::prop
                                 nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32),
                                 nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32), {p.sh, p.sw}, {p.ph, p.pw},
                                 {p.pad_t, p.pad_l}, {p.pad_b, p.pad_r});
-  return dnnl::pooling_forward::primitive_desc(d, dnnl_engine());
+  return dnnl::pooling_forward::primitive_desc(d, own_scratchpad(), dnnl_engine());
 }
 
 // Average pooling saves nothing for its backward, so its forward is always forward_inference.
@@ -180,7 +180,7 @@ std::shared_ptr<dnnl::pooling_backward> avg_backward_prim(const PoolParams& p) {
                                    nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32), {p.sh, p.sw},
                                    {p.ph, p.pw}, {p.pad_t, p.pad_l}, {p.pad_b, p.pad_r});
     return std::make_shared<dnnl::pooling_backward>(dnnl::pooling_backward::primitive_desc(
-        d, dnnl_engine(), avg_fwd_pd(p, dnnl::prop_kind::forward_training)));
+        d, own_scratchpad(), dnnl_engine(), avg_fwd_pd(p, dnnl::prop_kind::forward_training)));
   });
 }
 
@@ -238,8 +238,7 @@ void max_pool2d_backward(const Tensor& grad, const Tensor& indices, Tensor& dx, 
 void avg_pool2d_forward(const Tensor& x, Tensor& y, const PoolParams& p) {
   if (y.numel() == 0) return;
   if (!use_dnnl(x)) return avg_pool2d_forward_reference(x, y, p);
-  avg_forward_prim(p)->execute(dnnl_stream(),
-                               {{DNNL_ARG_SRC, wrap(x, nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32))},
+  execute(*avg_forward_prim(p), {{DNNL_ARG_SRC, wrap(x, nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32))},
                                 {DNNL_ARG_DST, wrap(y, nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32))}});
   dnnl_stream().wait();
 }
@@ -247,8 +246,7 @@ void avg_pool2d_forward(const Tensor& x, Tensor& y, const PoolParams& p) {
 void avg_pool2d_backward(const Tensor& grad, Tensor& dx, const PoolParams& p) {
   if (dx.numel() == 0) return;
   if (!use_dnnl(grad) || grad.numel() == 0) return avg_pool2d_backward_reference(grad, dx, p);
-  avg_backward_prim(p)->execute(dnnl_stream(),
-                                {{DNNL_ARG_DIFF_DST, wrap(grad, nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32))},
+  execute(*avg_backward_prim(p), {{DNNL_ARG_DIFF_DST, wrap(grad, nhwc_desc(p.n, p.oh, p.ow, p.c, memory::data_type::f32))},
                                  {DNNL_ARG_DIFF_SRC, wrap(dx, nhwc_desc(p.n, p.h, p.w, p.c, memory::data_type::f32))}});
   dnnl_stream().wait();
 }

@@ -60,18 +60,18 @@ void with_forward_pd(const RnnProblem& p, dnnl::prop_kind prop, F&& f) {
   if (p.lstm()) {
     f(dnnl::lstm_forward::primitive_desc(dnnl::lstm_forward::desc(prop, l2r, d.src_layer, d.iter, d.iter, wl, wi, d.bias,
                                                                   d.dst_layer, d.iter, d.iter),
-                                         eng));
+                                         own_scratchpad(), eng));
   } else if (lbr(p)) {
     f(dnnl::lbr_gru_forward::primitive_desc(
-        dnnl::lbr_gru_forward::desc(prop, l2r, d.src_layer, d.iter, wl, wi, d.bias, d.dst_layer, d.iter), eng));
+        dnnl::lbr_gru_forward::desc(prop, l2r, d.src_layer, d.iter, wl, wi, d.bias, d.dst_layer, d.iter), own_scratchpad(), eng));
   } else if (p.gru()) {
     f(dnnl::gru_forward::primitive_desc(
-        dnnl::gru_forward::desc(prop, l2r, d.src_layer, d.iter, wl, wi, d.bias, d.dst_layer, d.iter), eng));
+        dnnl::gru_forward::desc(prop, l2r, d.src_layer, d.iter, wl, wi, d.bias, d.dst_layer, d.iter), own_scratchpad(), eng));
   } else {
     f(dnnl::vanilla_rnn_forward::primitive_desc(
         dnnl::vanilla_rnn_forward::desc(prop, vanilla_activation(p.activation), l2r, d.src_layer, d.iter, wl, wi,
                                         d.bias, d.dst_layer, d.iter),
-        eng));
+        own_scratchpad(), eng));
   }
 }
 
@@ -88,23 +88,23 @@ void with_backward_pd(const RnnProblem& p, F&& f) {
       f(dnnl::lstm_backward::primitive_desc(
           dnnl::lstm_backward::desc(bwd, l2r, d.src_layer, d.iter, d.iter, wl, wi, d.bias, d.dst_layer, d.iter, d.iter,
                                     d.src_layer, d.iter, d.iter, wl, wi, d.bias, d.dst_layer, d.iter, d.iter),
-          eng, fwd));
+          own_scratchpad(), eng, fwd));
     } else if constexpr (std::is_same_v<Fwd, dnnl::lbr_gru_forward::primitive_desc>) {
       f(dnnl::lbr_gru_backward::primitive_desc(
           dnnl::lbr_gru_backward::desc(bwd, l2r, d.src_layer, d.iter, wl, wi, d.bias, d.dst_layer, d.iter, d.src_layer,
                                        d.iter, wl, wi, d.bias, d.dst_layer, d.iter),
-          eng, fwd));
+          own_scratchpad(), eng, fwd));
     } else if constexpr (std::is_same_v<Fwd, dnnl::gru_forward::primitive_desc>) {
       f(dnnl::gru_backward::primitive_desc(
           dnnl::gru_backward::desc(bwd, l2r, d.src_layer, d.iter, wl, wi, d.bias, d.dst_layer, d.iter, d.src_layer,
                                    d.iter, wl, wi, d.bias, d.dst_layer, d.iter),
-          eng, fwd));
+          own_scratchpad(), eng, fwd));
     } else {
       f(dnnl::vanilla_rnn_backward::primitive_desc(
           dnnl::vanilla_rnn_backward::desc(bwd, vanilla_activation(p.activation), l2r, d.src_layer, d.iter, wl, wi,
                                            d.bias, d.dst_layer, d.iter, d.src_layer, d.iter, wl, wi, d.bias,
                                            d.dst_layer, d.iter),
-          eng, fwd));
+          own_scratchpad(), eng, fwd));
     }
   });
 }
@@ -118,8 +118,7 @@ struct Entry {
 
 std::optional<dnnl::reorder> reorder_if_needed(const memory::desc& from, const memory::desc& to) {
   if (from == to) return std::nullopt;
-  auto& eng = dnnl_engine();
-  return dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to));
+  return make_reorder(from, to);
 }
 
 std::string key_of(const std::string& op, const RnnProblem& p) {
@@ -172,7 +171,7 @@ memory weights_for(const Tensor& w, const memory::desc& keras, const memory::des
   memory src = wrap(w, keras);
   if (!reorder) return src;
   memory dst(want, dnnl_engine());
-  reorder->execute(dnnl_stream(), src, dst);
+  execute_reorder(*reorder, src, dst);
   return dst;
 }
 
@@ -229,7 +228,7 @@ void rnn_onednn_forward(const RnnProblem& p, const TensorList& in, TensorList& o
     args.emplace(DNNL_ARG_DST_ITER_C, wrap(out[2], d.iter));
   }
   if (p.training) args.emplace(DNNL_ARG_WORKSPACE, memory(e->workspace, dnnl_engine(), ws.flat.raw_data()));
-  e->prim.execute(dnnl_stream(), args);
+  execute(e->prim, args);
   dnnl_stream().wait();
   out.push_back(ws.handle);
 }
@@ -277,14 +276,14 @@ void rnn_onednn_backward(const RnnProblem& p, const TensorList& in, TensorList& 
     args.emplace(DNNL_ARG_DIFF_SRC_ITER_C, wrap(out[5], d.iter));
     args.emplace(DNNL_ARG_DIFF_DST_ITER_C, wrap(in[n_in + 4 + n_state], d.iter));
   }
-  e->prim.execute(dnnl_stream(), args);
+  execute(e->prim, args);
   if (e->from_diff_w_layer) {
     memory keras = wrap(out[1], d.w_layer);
-    e->from_diff_w_layer->execute(dnnl_stream(), dwl, keras);
+    execute_reorder(*e->from_diff_w_layer, dwl, keras);
   }
   if (e->from_diff_w_iter) {
     memory keras = wrap(out[2], d.w_iter);
-    e->from_diff_w_iter->execute(dnnl_stream(), dwi, keras);
+    execute_reorder(*e->from_diff_w_iter, dwi, keras);
   }
   dnnl_stream().wait();
   if (p.go_backwards) reverse_time(dx_rev.data(), out[0].data<float>(), p.batch, p.time, p.input);

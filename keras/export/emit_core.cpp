@@ -78,13 +78,21 @@ std::vector<Value> emit_elu(Graph& g, const EmitCall& c) {
   return {c.output(g.add("Elu", {x.name}, {attr("alpha", c.config.value("alpha", 1.0))}, c.hint("Elu")), x.channels_first)};
 }
 
+// Softmax; with a mask, masked entries get -1e9 before and 0 after it. Keras broadcasts the mask
+// against the input from the right, as ONNX's Where does, so the same shapes fit (and the same
+// ones fail at run time).
 std::vector<Value> emit_softmax(Graph& g, const EmitCall& c) {
   const Value& x = c.inputs[0];
   const auto& a = c.config.contains("axis") ? c.config["axis"] : nlohmann::json(-1);
   if (!a.is_number_integer())
     fail<NotImplementedError>(c.layer.where() + " ONNX export", "a single softmax axis", a.dump());
-  return {c.output(g.add("Softmax", {x.name}, {attr("axis", Graph::onnx_axis(x, a.get<int64_t>()))}, c.hint("Softmax")),
-                   x.channels_first)};
+  if (x.mask.empty())
+    return {c.output(g.add("Softmax", {x.name}, {attr("axis", Graph::onnx_axis(x, a.get<int64_t>()))}, c.hint("Softmax")),
+                     x.channels_first)};
+  const std::string logits = g.add("Where", {x.mask, g.as_keras(x), g.constant_scalar(c.hint("masked_logit"), -1e9f)}, {},
+                                   c.hint("masked_logits"));
+  const std::string y = g.add("Softmax", {logits}, {attr("axis", a.get<int64_t>())}, c.hint("Softmax"));
+  return {c.output(g.add("Where", {x.mask, y, g.constant_scalar(c.hint("zero"), 0.f)}, {}, c.hint("masked_softmax")))};
 }
 
 // Rescaling: x * scale + offset; a per-channel scale broadcasts over Keras's last axis.
@@ -161,15 +169,16 @@ std::vector<Value> emit_normalization(Graph& g, const EmitCall& c) {
 // Embedding: a Gather of the table's rows (ids cast to int64). mask_zero is refused: the mask
 // would change what later layers compute (GlobalAveragePooling1D averages the real tokens only),
 // and an ONNX graph has no masks.
+// Embedding: Gather from the table; mask_zero attaches the mask ids != 0 (masks.h).
 std::vector<Value> emit_embedding(Graph& g, const EmitCall& c) {
   const Value& x = c.inputs[0];
-  if (c.config.value("mask_zero", false))
-    fail<NotImplementedError>(c.layer.where() + " ONNX export", "mask_zero false", "mask_zero true",
-                              "Masks have no ONNX form; export a model without mask_zero.");
   std::string ids = x.name;
   if (x.dtype != DType::int64) ids = g.add("Cast", {ids}, {attr("to", int64_t{7})}, c.hint("ids"));
   const std::string table = c.weight(g, "embeddings", [&] { return host_weight(c.layer, "embeddings"); });
-  return {c.output(g.add("Gather", {table, ids}, {attr("axis", int64_t{0})}, c.hint("Gather")))};
+  Value out = c.output(g.add("Gather", {table, ids}, {attr("axis", int64_t{0})}, c.hint("Gather")));
+  if (c.config.value("mask_zero", false))
+    out.mask = g.add("Not", {g.add("Equal", {ids, g.constant_ints(c.hint("pad_id"), {0})}, {}, c.hint("is_pad"))}, {}, c.hint("mask"));
+  return {out};
 }
 
 // LayerScale (ConvNeXt): x * gamma over the last axis.

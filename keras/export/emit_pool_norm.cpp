@@ -50,7 +50,20 @@ std::vector<Value> emit_global_pool(Graph& g, const EmitCall& c, const std::stri
   return {c.output(y, keepdims && x.channels_first && !keras_cf)};
 }
 
-std::vector<Value> emit_global_avg(Graph& g, const EmitCall& c) { return emit_global_pool(g, c, "ReduceMean"); }
+// With a mask (GlobalAveragePooling1D, the only global pooling that reads one): the sum over
+// the kept steps over their count, as Keras (0 / 0 = NaN for a row with every step masked).
+std::vector<Value> emit_global_avg(Graph& g, const EmitCall& c) {
+  const Value& x = c.inputs[0];
+  if (x.mask.empty() || !c.layer.supports_masking()) return emit_global_pool(g, c, "ReduceMean");
+  if (c.config.value("data_format", "channels_last") == "channels_first")
+    fail<NotImplementedError>(c.layer.where() + " ONNX export", "data_format channels_last with a mask", "channels_first");
+  const bool keepdims = c.config.value("keepdims", false);
+  const std::string keep = g.add("Unsqueeze", {x.mask, g.constant_ints(c.hint("mask_axis"), {-1})}, {}, c.hint("keep"));
+  const std::string kept = g.add("Where", {keep, g.as_keras(x), g.constant_scalar(c.hint("zero"), 0.f)}, {}, c.hint("kept"));
+  const std::string count = g.reduce("ReduceSum", g.add("Cast", {keep}, {attr("to", int64_t{1})}, c.hint("keep_float")), {1}, keepdims,
+                                     c.hint("count"));
+  return {c.output(g.add("Div", {g.reduce("ReduceSum", kept, {1}, keepdims, c.hint("sum")), count}, {}, c.hint("masked_mean")))};
+}
 std::vector<Value> emit_global_max(Graph& g, const EmitCall& c) { return emit_global_pool(g, c, "ReduceMax"); }
 
 // A per-channel vector shaped to broadcast over ONNX axis `axis` of a rank-`rank` tensor.

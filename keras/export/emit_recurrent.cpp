@@ -1,145 +1,109 @@
-// ONNX emitters of the recurrent layers SimpleRNN, LSTM and GRU as ONNX's RNN, LSTM and GRU ops.
-// Keras keeps gates as column blocks of (in, k * units) kernels, ONNX as row blocks of
-// (k * units, in): the kernels are transposed, and LSTM's blocks reordered from Keras's
-// i, f, c, o to ONNX's i, o, f, c (GRU's z, r, h is the same in both; reset_after is ONNX's
-// linear_before_reset). Sequences go time-major through the op and back.
+// ONNX emitters of the recurrent layers SimpleRNN, LSTM, GRU, the generic RNN over a SimpleRNNCell /
+// LSTMCell / GRUCell or a StackedRNNCells of them, and Bidirectional over any of these: one ONNX
+// RNN / LSTM / GRU operator per cell (recurrent_op.h), cell k reading cell k-1's sequence.
+// Sequences go time-major through the ops and back; a mask on the input (Masking, Embedding
+// mask_zero) makes each cell a Scan that keeps the states at masked steps, as Keras does.
 #include <limits>
 
 #include "backend/errors.h"
 #include "keras/export/emitter.h"
+#include "keras/export/recurrent_op.h"
 
 namespace keras::onnx {
 namespace {
 
 std::string where_of(const EmitCall& c) { return c.layer.where() + " ONNX export"; }
 
-std::string onnx_activation(const EmitCall& c, const std::string& name) {
-  if (name == "tanh") return "Tanh";
-  if (name == "sigmoid") return "Sigmoid";
-  if (name == "relu") return "Relu";
-  fail<NotImplementedError>(where_of(c), "a recurrent activation tanh, sigmoid or relu", "'" + name + "'");
+std::string reverse_time(Graph& g, const std::string& y, const std::string& hint) {
+  return g.add("Slice", {y, g.constant_ints(hint + "_start", {-1}),
+                         g.constant_ints(hint + "_end", {std::numeric_limits<int64_t>::min()}),
+                         g.constant_ints(hint + "_axis", {0}), g.constant_ints(hint + "_step", {-1})},
+               {}, hint);
 }
 
-// (rows, cols) -> (cols, rows) with the column blocks of width `block` taken in `order`, as a
-// (1, cols, rows) ONNX weight (one direction).
-HostTensor gate_rows(const HostTensor& kernel, int64_t block, const std::vector<int>& order) {
-  const HostTensor t = permute(kernel, {1, 0});  // (k * units, rows)
-  const int64_t rows = t.shape[1];
-  HostTensor out{{1, t.shape[0], rows}, {}};
-  out.data.reserve(t.data.size());
-  for (int g : order)
-    out.data.insert(out.data.end(), t.data.begin() + static_cast<std::ptrdiff_t>(g * block * rows),
-                    t.data.begin() + static_cast<std::ptrdiff_t>((g + 1) * block * rows));
-  return out;
-}
-
-// ONNX's B (1, 2 * k * units): the input biases in `order`, then the recurrent ones (zeros when
-// Keras has a single bias).
-HostTensor gate_bias(const std::vector<float>& input, const std::vector<float>& recurrent, int64_t block,
-                     const std::vector<int>& order) {
-  HostTensor out{{1, static_cast<int64_t>(2 * order.size()) * block}, {}};
-  for (const auto* src : {&input, &recurrent})
-    for (int g : order)
-      for (int64_t j = 0; j < block; ++j)
-        out.data.push_back(src->empty() ? 0.f : (*src)[static_cast<size_t>(g * block + j)]);
-  return out;
+// A Keras (N, T) bool mask as (T, N, 1), the layout of the Scan's per-step slices.
+std::string time_major_mask(Graph& g, const std::string& mask, const std::string& hint) {
+  const std::string m = g.add("Unsqueeze", {mask, g.constant_ints(hint + "_axis", {-1})}, {}, hint + "_3d");
+  return g.add("Transpose", {m}, {attr("perm", std::vector<int64_t>{1, 0, 2})}, hint);
 }
 
 // `time_order`: a go_backwards sequence comes back in time order (Bidirectional's backward half)
 // instead of Keras's processing order.
-std::vector<Value> emit_recurrent(Graph& g, const EmitCall& c, const std::string& op_type, int gates,
-                                  const std::vector<int>& order, bool time_order = false) {
+std::vector<Value> emit_recurrent(Graph& g, const EmitCall& c, bool time_order = false) {
   const json& cfg = c.config;
-  if (cfg.value("stateful", false)) fail<NotImplementedError>(where_of(c), "stateful false", "stateful true");
-  const int64_t units = cfg.at("units").get<int64_t>();
-  // initial_state (by keyword): h, and c for an LSTM, each (N, units) -> ONNX's (1, N, units).
+  const std::vector<OnnxCell> cells = onnx_cells(c.layer, where_of(c));
+  size_t n_states = 0;
+  for (const auto& cell : cells) n_states += cell.state_count();
+  // initial_state (by keyword): every cell's states in cell order, each (N, units).
   std::vector<std::string> states;
   for (size_t k = 0; k < c.keywords.size(); ++k) {
-    const Value& s = c.inputs[c.inputs.size() - c.keywords.size() + k];
     if (c.keywords[k] != "initial_state")
       fail<NotImplementedError>(where_of(c), "keyword tensors initial_state only", "'" + c.keywords[k] + "'");
-    states.push_back(g.add("Unsqueeze", {g.as_keras(s), g.constant_ints(c.hint("state_axis0"), {0})}, {}, c.hint("initial_state")));
+    states.push_back(g.as_keras(c.inputs[c.inputs.size() - c.keywords.size() + k]));
   }
-  const std::string x = g.add("Transpose", {g.as_keras(c.inputs[0])}, {attr("perm", std::vector<int64_t>{1, 0, 2})},
-                              c.hint("time_major"));
-  const std::string w = c.weight(g, "W", [&] { return gate_rows(host_weight(c.layer, "kernel"), units, order); });
-  const std::string r = c.weight(g, "R", [&] { return gate_rows(host_weight(c.layer, "recurrent_kernel"), units, order); });
-  std::vector<std::string> args{x, w, r};
-  if (cfg.value("use_bias", true)) {
-    args.push_back(c.weight(g, "B", [&] {
-      const HostTensor b = host_weight(c.layer, "bias");
-      const size_t n = static_cast<size_t>(gates * units);
-      if (b.data.size() == 2 * n)  // GRU reset_after: (2, 3 units), input then recurrent
-        return gate_bias({b.data.begin(), b.data.begin() + static_cast<std::ptrdiff_t>(n)},
-                         {b.data.begin() + static_cast<std::ptrdiff_t>(n), b.data.end()}, units, order);
-      return gate_bias(b.data, {}, units, order);
-    }));
+  if (!states.empty() && states.size() != n_states)
+    fail<ValueError>(where_of(c), std::to_string(n_states) + " initial state tensors", std::to_string(states.size()));
+  const Value& x = c.inputs[0];
+  SequenceRun run;
+  run.x = g.add("Transpose", {g.as_keras(x)}, {attr("perm", std::vector<int64_t>{1, 0, 2})}, c.hint("time_major"));
+  if (!x.mask.empty()) run.mask = time_major_mask(g, x.mask, c.hint("mask_time_major"));
+  run.backwards = cfg.value("go_backwards", false);
+  run.zero_output_for_mask = cfg.value("zero_output_for_mask", false);
+  SequenceResult r;
+  std::vector<std::string> final_states;
+  size_t first_state = 0;
+  for (size_t k = 0; k < cells.size(); ++k) {
+    run.initial.clear();
+    if (!states.empty())
+      run.initial.assign(states.begin() + static_cast<std::ptrdiff_t>(first_state),
+                         states.begin() + static_cast<std::ptrdiff_t>(first_state + cells[k].state_count()));
+    first_state += cells[k].state_count();
+    r = emit_cell_sequence(g, cells[k], run, cells.size() == 1 ? c.layer.name() : c.hint("cell" + std::to_string(k)),
+                           where_of(c));
+    final_states.insert(final_states.end(), r.states.begin(), r.states.end());
+    run.x = r.sequence;  // the next cell reads this one's outputs, in time order
   }
-  if (!states.empty()) {
-    args.resize(4);  // B ("" without a bias), then sequence_lens: none
-    args.push_back("");
-    args.insert(args.end(), states.begin(), states.end());
-  }
-  const std::string act = onnx_activation(c, cfg.value("activation", "tanh"));
-  std::vector<std::string> activations;
-  if (op_type == "RNN") activations = {act};
-  else {
-    const std::string rec = onnx_activation(c, cfg.value("recurrent_activation", "sigmoid"));
-    activations = op_type == "LSTM" ? std::vector<std::string>{rec, act, act} : std::vector<std::string>{rec, act};
-  }
-  std::vector<Attr> attrs{attr("hidden_size", units), attr("direction", cfg.value("go_backwards", false) ? "reverse" : "forward")};
-  Attr acts;
-  acts.name = "activations";
-  acts.kind = Attr::Kind::Strings;
-  acts.strings = activations;
-  attrs.push_back(acts);
-  if (op_type == "GRU") attrs.push_back(attr("linear_before_reset", int64_t{cfg.value("reset_after", true) ? 1 : 0}));
-  const int n_out = op_type == "LSTM" ? 3 : 2;
-  const std::vector<std::string> outs = g.add_multi(op_type, args, std::move(attrs), c.hint(op_type), n_out);
-
   std::vector<Value> result;
   if (cfg.value("return_sequences", false)) {
-    // Y (T, 1, N, U) -> (N, T, U); go_backwards returns the steps in processing order (reversed).
-    std::string y = g.add("Squeeze", {outs[0], g.constant_ints(c.hint("axis1"), {1})}, {}, c.hint("Y"));
-    if (cfg.value("go_backwards", false) && !time_order)
-      y = g.add("Slice", {y, g.constant_ints(c.hint("rev_start"), {-1}),
-                          g.constant_ints(c.hint("rev_end"), {std::numeric_limits<int64_t>::min()}),
-                          g.constant_ints(c.hint("rev_axis"), {0}), g.constant_ints(c.hint("rev_step"), {-1})},
-                {}, c.hint("reversed"));
+    // go_backwards returns the steps in processing order (reversed).
+    std::string y = r.sequence;
+    if (run.backwards && !time_order) y = reverse_time(g, y, c.hint("reversed"));
     result.push_back(c.output(g.add("Transpose", {y}, {attr("perm", std::vector<int64_t>{1, 0, 2})}, c.hint("batch_major"))));
   } else {
-    result.push_back(c.output(g.add("Squeeze", {outs[1], g.constant_ints(c.hint("axis0"), {0})}, {}, c.hint("last"))));
+    result.push_back(c.output(r.last));
   }
   if (cfg.value("return_state", false))
-    for (int k = 1; k < n_out; ++k)
-      result.push_back(c.output(g.add("Squeeze", {outs[static_cast<size_t>(k)], g.constant_ints(c.hint("state_axis"), {0})}, {},
-                                      c.hint("state")),
-                                false, static_cast<size_t>(k)));
+    for (size_t k = 0; k < final_states.size(); ++k) result.push_back(c.output(final_states[k], false, k + 1));
   return result;
-}
-
-std::vector<Value> emit_by_class(Graph& g, const EmitCall& c, bool time_order) {
-  const std::string cls = c.layer.class_name();
-  if (cls == "LSTM") return emit_recurrent(g, c, "LSTM", 4, {0, 3, 1, 2}, time_order);
-  if (cls == "GRU") return emit_recurrent(g, c, "GRU", 3, {0, 1, 2}, time_order);
-  if (cls == "SimpleRNN") return emit_recurrent(g, c, "RNN", 1, {0}, time_order);
-  fail<NotImplementedError>(where_of(c), "a Bidirectional LSTM, GRU or SimpleRNN", cls);
 }
 
 // Bidirectional: both halves as their own ops (the backward one's sequence in time order), then
 // merged as merge_mode says; states: the forward ones, then the backward ones.
 std::vector<Value> emit_bidirectional(Graph& g, const EmitCall& c) {
   std::vector<LayerPtr> halves = c.layer.sublayers();
-  const std::string merge = c.config.value("merge_mode", std::string("concat"));
+  // merge_mode None is null in the config: two outputs.
+  const json& mode = c.config.contains("merge_mode") ? c.config["merge_mode"] : json("concat");
+  const std::string merge = mode.is_null() ? "" : mode.get<std::string>();
+  // initial_state by keyword: the forward layer's states, then the backward layer's.
+  const size_t n_keywords = c.keywords.size(), positional = c.inputs.size() - n_keywords;
+  if (n_keywords % 2 != 0)
+    fail<ValueError>(where_of(c), "initial states of both directions (an even count)", std::to_string(n_keywords));
   std::vector<std::vector<Value>> outs;
-  for (const LayerPtr& half : halves) {
+  for (size_t h = 0; h < halves.size(); ++h) {
+    const LayerPtr& half = halves[h];
     const json cfg = half->get_config();
-    const int64_t units = cfg.at("units").get<int64_t>();
     const Shape& in = c.inputs[0].shape;
+    const std::vector<OnnxCell> cells = onnx_cells(*half, where_of(c));
+    const int64_t units = cells.back().units;
     std::vector<TensorSpec> specs{{cfg.value("return_sequences", false) ? Shape{-1, in[1], units} : Shape{-1, units}}};
-    for (int k = 0; k < (half->class_name() == "LSTM" ? 2 : 1); ++k) specs.push_back({Shape{-1, units}});
-    EmitCall sub{*half, cfg, c.inputs, specs};
-    outs.push_back(emit_by_class(g, sub, true));
+    for (const auto& cell : cells)
+      for (size_t k = 0; k < cell.state_count(); ++k) specs.push_back({Shape{-1, cell.units}});
+    std::vector<Value> inputs(c.inputs.begin(), c.inputs.begin() + static_cast<std::ptrdiff_t>(positional));
+    const size_t per_half = n_keywords / 2;
+    for (size_t k = 0; k < per_half; ++k) inputs.push_back(c.inputs[positional + h * per_half + k]);
+    EmitCall sub{*half, cfg, inputs, specs};
+    sub.keywords.assign(per_half, "initial_state");
+    outs.push_back(emit_recurrent(g, sub, true));
   }
   std::vector<Value> result;
   if (merge.empty()) {
@@ -161,11 +125,13 @@ std::vector<Value> emit_bidirectional(Graph& g, const EmitCall& c) {
   return result;
 }
 
+std::vector<Value> emit_layer(Graph& g, const EmitCall& c) { return emit_recurrent(g, c); }
+
 KERAS_REGISTER_ONNX_EMITTER("Bidirectional", emit_bidirectional);
-KERAS_REGISTER_ONNX_EMITTER("SimpleRNN", [](Graph& g, const EmitCall& c) { return emit_recurrent(g, c, "RNN", 1, {0}); });
-// Keras i, f, c, o -> ONNX i, o, f, c.
-KERAS_REGISTER_ONNX_EMITTER("LSTM", [](Graph& g, const EmitCall& c) { return emit_recurrent(g, c, "LSTM", 4, {0, 3, 1, 2}); });
-KERAS_REGISTER_ONNX_EMITTER("GRU", [](Graph& g, const EmitCall& c) { return emit_recurrent(g, c, "GRU", 3, {0, 1, 2}); });
+KERAS_REGISTER_ONNX_EMITTER("SimpleRNN", emit_layer);
+KERAS_REGISTER_ONNX_EMITTER("LSTM", emit_layer);
+KERAS_REGISTER_ONNX_EMITTER("GRU", emit_layer);
+KERAS_REGISTER_ONNX_EMITTER("RNN", emit_layer);
 
 }  // namespace
 }  // namespace keras::onnx

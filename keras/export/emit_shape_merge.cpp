@@ -7,6 +7,7 @@
 
 #include "backend/errors.h"
 #include "keras/export/emitter.h"
+#include "keras/export/masks.h"
 
 namespace keras::onnx {
 namespace {
@@ -198,6 +199,8 @@ std::vector<std::string> merge_inputs(Graph& g, const EmitCall& c, bool& channel
 }
 
 std::vector<Value> emit_merge(Graph& g, const EmitCall& c, const std::string& op_type) {
+  // Maximum and Minimum read masks (Add, Subtract, Average ignore them, as Keras).
+  if ((op_type == "Max" || op_type == "Min") && has_masks(c)) return {c.output(masked_merge(g, c, op_type))};
   bool cf = false;
   const std::vector<std::string> in = merge_inputs(g, c, cf);
   // Two inputs as Add (what ONNX Runtime fuses into a preceding convolution), more as Sum.
@@ -206,6 +209,7 @@ std::vector<Value> emit_merge(Graph& g, const EmitCall& c, const std::string& op
 }
 
 std::vector<Value> emit_multiply(Graph& g, const EmitCall& c) {
+  if (has_masks(c)) return {c.output(masked_merge(g, c, "Mul"))};
   bool cf = false;
   const std::vector<std::string> in = merge_inputs(g, c, cf);
   std::string y = in[0];

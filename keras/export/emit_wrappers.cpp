@@ -1,8 +1,10 @@
 // ONNX emitter of TimeDistributed: the wrapped layer's emitter on the steps folded into the batch,
 // (N, T, ...) -> (N * T, ...), and the result unfolded back to (N, T, ...). Needs the number of
-// steps and the per-step extents known (the Reshapes carry them; the batch stays dynamic).
+// steps and the per-step extents known (the Reshapes carry them; the batch stays dynamic). A
+// per-step mask is folded the same way for a wrapped layer that reads masks.
 #include "backend/errors.h"
 #include "keras/export/emitter.h"
+#include "layers/keras_signature.h"
 
 namespace keras::onnx {
 namespace {
@@ -26,6 +28,14 @@ std::vector<Value> emit_time_distributed(Graph& g, const EmitCall& c) {
   Value step{g.add("Reshape", {g.as_keras(x), g.constant_ints(c.hint("fold_shape"), folded)}, {}, c.hint("fold_steps")),
              Shape{-1}, x.dtype, false};
   step.shape.insert(step.shape.end(), x.shape.begin() + 2, x.shape.end());
+  // Keras hands each step's part of a mask of rank >= 3 ((batch, steps, words) of an Embedding
+  // over (batch, steps, words) ids) to a wrapped layer that reads masks, folded as the input is;
+  // a (batch, steps) mask has no per-step part and only passes on (masks.h).
+  if (!x.mask.empty() && x.rank() >= 4 && keras_signature(inner[0]->class_name()).takes_mask) {
+    std::vector<int64_t> mask_folded{-1};
+    mask_folded.insert(mask_folded.end(), x.shape.begin() + 2, x.shape.end() - 1);
+    step.mask = g.add("Reshape", {x.mask, g.constant_ints(c.hint("fold_mask_shape"), mask_folded)}, {}, c.hint("fold_mask"));
+  }
   Shape step_out{-1};
   step_out.insert(step_out.end(), out.begin() + 2, out.end());
   const json config = inner[0]->get_config();

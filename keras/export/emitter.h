@@ -53,7 +53,8 @@ void register_emitter(const std::string& class_name, Emitter emitter);
 // The emitter of `class_name`, or nullptr.
 const Emitter* find_emitter(const std::string& class_name);
 // Whether the emitter of `class_name` handles tensors passed by keyword (the recurrent layers'
-// initial_state); the walk refuses keyword calls of every other layer.
+// and Bidirectional's initial_state, the attention layers' key / attention_mask); the walk
+// refuses keyword calls of every other layer.
 bool accepts_keywords(const std::string& class_name);
 // Every class with an emitter, sorted (for error messages and the README).
 std::vector<std::string> exportable_classes();

@@ -6,6 +6,7 @@
 
 #include "backend/errors.h"
 #include "keras/export/emitter.h"
+#include "keras/export/masks.h"
 #include "keras/models/conv_bn_fold.h"
 #include "keras/models/model.h"
 
@@ -105,6 +106,7 @@ class Walker {
         std::optional<detail::ConvBnFold> fold = find_fold(call, readers, calls, model_outputs, folded_bn);
         if (fold) ec.fold = &*fold;
         outs = (*emitter)(g_, ec);
+        propagate_masks(g_, ec, outs);
         if (folded_bn) values[folded_bn] = outs;
       }
       if (outs.size() != node.outputs.size())

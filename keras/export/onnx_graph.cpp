@@ -42,17 +42,38 @@ Attr attr_floats(const std::string& name, const std::vector<float>& values) {
   return a;
 }
 
+Attr attr_strings(const std::string& name, const std::vector<std::string>& values) {
+  Attr a;
+  a.name = name;
+  a.kind = Attr::Kind::Strings;
+  a.strings = values;
+  return a;
+}
+Attr attr_graph(const std::string& name, std::shared_ptr<const Graph> graph) {
+  Attr a;
+  a.name = name;
+  a.kind = Attr::Kind::Graph;
+  a.graph = std::move(graph);
+  return a;
+}
+
+std::shared_ptr<Graph> Graph::subgraph() const {
+  auto g = std::make_shared<Graph>(opset_);
+  g->names_ = names_;
+  return g;
+}
+
 std::string Graph::unique(const std::string& base) {
-  if (names_.insert(base).second) return base;
-  int& k = next_suffix_[base];
+  if (names_->taken.insert(base).second) return base;
+  int& k = names_->next_suffix[base];
   for (;;) {
     std::string candidate = base + "_" + std::to_string(++k);
-    if (names_.insert(candidate).second) return candidate;
+    if (names_->taken.insert(candidate).second) return candidate;
   }
 }
 
 void Graph::reserve(const std::string& name) {
-  if (!names_.insert(name).second)
+  if (!names_->taken.insert(name).second)
     fail<ValueError>("ONNX export", "unique input and output names", "'" + name + "' twice",
                      "Give the model's inputs and output layers distinct names.");
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,9 +21,11 @@
 
 namespace keras::onnx {
 
+class Graph;
+
 // An attribute of a node (the ONNX AttributeProto kinds this exporter writes).
 struct Attr {
-  enum class Kind { Int, Float, String, Ints, Floats, Strings };
+  enum class Kind { Int, Float, String, Ints, Floats, Strings, Graph };
   std::string name;
   Kind kind = Kind::Int;
   int64_t i = 0;
@@ -31,6 +34,7 @@ struct Attr {
   std::vector<int64_t> ints;
   std::vector<float> floats;
   std::vector<std::string> strings;
+  std::shared_ptr<const Graph> graph;  // Kind::Graph: a subgraph (Scan's body)
 };
 Attr attr(const std::string& name, int64_t value);
 Attr attr(const std::string& name, int value);
@@ -39,6 +43,8 @@ Attr attr(const std::string& name, const std::string& value);
 Attr attr(const std::string& name, const char* value);
 Attr attr(const std::string& name, const std::vector<int64_t>& values);
 Attr attr_floats(const std::string& name, const std::vector<float>& values);
+Attr attr_strings(const std::string& name, const std::vector<std::string>& values);
+Attr attr_graph(const std::string& name, std::shared_ptr<const Graph> graph);
 
 struct Node {
   std::string op_type, name;
@@ -69,6 +75,10 @@ struct Value {
   Shape shape;                // the Keras shape (batch -1), whatever the layout below
   DType dtype = DType::float32;
   bool channels_first = false;  // the ONNX tensor is the Keras tensor with its last axis moved to 1
+  // The Keras mask the tensor carries (Embedding mask_zero, Masking, and the layers that pass it
+  // on): an ONNX bool tensor of the Keras mask's shape (the tensor's without its last axis:
+  // (batch, steps) for sequences), true = a real step; "" when none (keras/export/masks.h).
+  std::string mask = {};
   int rank() const { return static_cast<int>(shape.size()); }
 };
 
@@ -80,8 +90,12 @@ struct HostTensor {
 
 class Graph {
  public:
-  explicit Graph(int opset) : opset_(opset) {}
+  explicit Graph(int opset) : opset_(opset), names_(std::make_shared<Names>()) {}
   int opset() const { return opset_; }
+  // An empty graph for a control-flow body (Scan): it shares this graph's names, since ONNX wants
+  // a subgraph's tensor names distinct from every name of its outer graphs, and may read this
+  // graph's tensors (weights) by name.
+  std::shared_ptr<Graph> subgraph() const;
 
   // A tensor name not used yet, from `base` ("conv2d/Conv" -> "conv2d/Conv_1" when taken).
   std::string unique(const std::string& base);
@@ -125,9 +139,12 @@ class Graph {
 
  private:
   std::string transpose_cached(const std::string& name, const std::vector<int64_t>& perm, const char* suffix);
+  struct Names {
+    std::set<std::string> taken;
+    std::map<std::string, int> next_suffix;
+  };
   int opset_;
-  std::set<std::string> names_;
-  std::map<std::string, int> next_suffix_;
+  std::shared_ptr<Names> names_;
   std::vector<Node> nodes_;
   std::vector<Initializer> initializers_;
   std::vector<ValueInfo> inputs_, outputs_;

@@ -58,7 +58,9 @@ void fill_value_info(::onnx::ValueInfoProto& v, const onnx::ValueInfo& info, con
   }
 }
 
-void fill_node(::onnx::NodeProto& n, const onnx::Node& node) {
+void fill_subgraph(::onnx::GraphProto& graph, const onnx::Graph& g, const ExportOptions& o);
+
+void fill_node(::onnx::NodeProto& n, const onnx::Node& node, const ExportOptions& o) {
   n.set_op_type(node.op_type);
   n.set_name(node.name);
   for (const auto& i : node.inputs) n.add_input(i);
@@ -82,6 +84,10 @@ void fill_node(::onnx::NodeProto& n, const onnx::Node& node) {
         p->set_type(::onnx::AttributeProto::STRINGS);
         for (const auto& v : a.strings) p->add_strings(v);
         break;
+      case onnx::Attr::Kind::Graph:
+        p->set_type(::onnx::AttributeProto::GRAPH);
+        fill_subgraph(*p->mutable_g(), *a.graph, o);
+        break;
     }
   }
 }
@@ -91,6 +97,21 @@ std::string raw_bytes(const onnx::Initializer& init) {
   const char* p = init.dtype == DType::int64 ? reinterpret_cast<const char*>(init.ints.data())
                                              : reinterpret_cast<const char*>(init.floats.data());
   return std::string(p, init.nbytes());
+}
+
+// A control-flow body: its own inputs, outputs, nodes and (small, inline) constants.
+void fill_subgraph(::onnx::GraphProto& graph, const onnx::Graph& g, const ExportOptions& o) {
+  graph.set_name(g.outputs().empty() ? "body" : g.outputs()[0].name + "_body");
+  for (const auto& v : g.inputs()) fill_value_info(*graph.add_input(), v, o);
+  for (const auto& v : g.outputs()) fill_value_info(*graph.add_output(), v, o);
+  for (const auto& n : g.nodes()) fill_node(*graph.add_node(), n, o);
+  for (const auto& init : g.initializers()) {
+    auto* t = graph.add_initializer();
+    t->set_name(init.name);
+    for (int64_t d : init.dims) t->add_dims(d);
+    t->set_data_type(onnx_dtype(init.dtype));
+    t->set_raw_data(raw_bytes(init));
+  }
 }
 
 }  // namespace
@@ -108,7 +129,7 @@ void export_model(const Model& model, const std::string& path, const ExportOptio
   graph->set_name(model.name());
   for (const auto& v : g.inputs()) fill_value_info(*graph->add_input(), v, options);
   for (const auto& v : g.outputs()) fill_value_info(*graph->add_output(), v, options);
-  for (const auto& n : g.nodes()) fill_node(*graph->add_node(), n);
+  for (const auto& n : g.nodes()) fill_node(*graph->add_node(), n, options);
 
   int64_t total = 0;
   for (const auto& init : g.initializers()) total += static_cast<int64_t>(init.nbytes());

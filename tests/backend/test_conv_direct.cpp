@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/cpu/conv_backward_weights_direct.h"
+#include "backend/cpu/conv_choice.h"
 #include "backend/cpu/conv_direct.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/ops.h"
@@ -62,19 +63,28 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   return element_as_double(ops::max(ops::abs(ops::subtract(a.astype(DType::float64), b.astype(DType::float64)))), 0);
 }
 
+// The op with the direct kernel forced where it applies (the chooser of conv_choice.h might
+// pick oneDNN), or switched off.
+void use_direct(bool direct) {
+  cpu::set_conv_direct(direct);
+  cpu::force_conv_candidate(direct ? std::optional(cpu::ConvCandidate::direct) : std::nullopt);
+}
+
 // Weight and bias gradients through the op, with the direct kernel on or off.
 TensorList weight_gradients(const Tensor& x, const Tensor& dy, const Case& c, bool direct) {
-  cpu::set_conv_direct(direct);
+  use_direct(direct);
   TensorList g = ops::conv2d_backward_weights(x, dy, c.kernel, params_of(c), true);
   cpu::set_conv_direct(true);
+  cpu::force_conv_candidate(std::nullopt);
   return g;
 }
 
 // Input gradients through the op, with the direct kernel on or off.
 Tensor input_gradient(const Tensor& dy, const Tensor& kernel, const Case& c, bool direct) {
-  cpu::set_conv_direct(direct);
+  use_direct(direct);
   Tensor dx = ops::conv2d_backward_data(dy, kernel, c.x, params_of(c));
   cpu::set_conv_direct(true);
+  cpu::force_conv_candidate(std::nullopt);
   return dx;
 }
 

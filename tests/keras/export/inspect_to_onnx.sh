@@ -1,22 +1,25 @@
 #!/bin/sh
 # ctest keras_inspect_to_onnx: `keras-inspect --to-onnx` converts Keras files made by real Keras
 # (tests/data/keras) to ONNX; ONNX Runtime on the result gives Keras's own recorded outputs
-# (within 1e-5 of their largest magnitude); a file with a layer that does not export fails with
+# (within 1e-5 of their largest magnitude), masked and recurrent models included; a file with a
+# layer that does not export (ConvLSTM2D) fails with
 # exit status 1 and writes nothing. Exit 77 (skip) without the test venv's onnx/onnxruntime.
 #   inspect_to_onnx.sh KERAS_INSPECT SOURCE_DIR WORK_DIR
 set -eu
 tool=$1 src=$2 work=$3/inspect_to_onnx
 data=$src/tests/data/keras
 rm -rf "$work" && mkdir -p "$work"
-for stem in cnn nested_shared; do
-  "$tool" --to-onnx "$data/$stem.keras" "$work/$stem.onnx"
-  "$tool" --to-onnx "$data/$stem.k2.h5" "$work/$stem.k2.onnx" --opset 18
+# Recurrent (generic RNN over stacked cells) and masked (Embedding mask_zero, Masking) models too.
+for stem in cnn nested_shared rnn_model sequence/text_classifier sequence/masked_series sequence/transformer_block; do
+  "$tool" --to-onnx "$data/$stem.keras" "$work/$(basename $stem).onnx"
+  "$tool" --to-onnx "$data/$stem.k2.h5" "$work/$(basename $stem).k2.onnx" --opset 18
 done
-if "$tool" --to-onnx "$data/rnn_model.keras" "$work/rnn.onnx" 2>"$work/rnn.err"; then
-  echo "expected rnn_model.keras (generic RNN cells) to fail"; exit 1
+stem=sequence/conv_lstm2d_forecaster
+if "$tool" --to-onnx "$data/$stem.keras" "$work/clstm.onnx" 2>"$work/clstm.err"; then
+  echo "expected $stem.keras (ConvLSTM2D) to fail"; exit 1
 fi
-grep -q "(RNN)" "$work/rnn.err" || { echo "error does not name the RNN layer:"; cat "$work/rnn.err"; exit 1; }
-[ ! -e "$work/rnn.onnx" ] || { echo "a failed conversion left $work/rnn.onnx"; exit 1; }
+grep -q "(ConvLSTM2D)" "$work/clstm.err" || { echo "error does not name the ConvLSTM2D layer:"; cat "$work/clstm.err"; exit 1; }
+[ ! -e "$work/clstm.onnx" ] || { echo "a failed conversion left $work/clstm.onnx"; exit 1; }
 python=$src/.venv/bin/python3
 [ -x "$python" ] || { echo "no test venv ($python): bash scripts/setup.sh"; exit 77; }
 "$python" - "$data" "$work" <<'PY' || exit $?
@@ -27,8 +30,13 @@ except Exception as e:
     print("skip:", e); sys.exit(77)
 data, work = sys.argv[1], sys.argv[2]
 # Each file against the outputs its own Keras recorded: Keras 3 for .keras, tf_keras for .k2.h5.
-for stem, model, ref in [("cnn", "cnn", "k3"), ("cnn", "cnn.k2", "k2"), ("nested_shared", "nested_shared", "k3"),
-                         ("nested_shared", "nested_shared.k2", "k2")]:
+# The padded token and series inputs of the sequence fixtures exercise the masks.
+cases = []
+for stem in ["cnn", "nested_shared", "rnn_model", "sequence/text_classifier", "sequence/masked_series",
+             "sequence/transformer_block"]:
+    name = stem.split("/")[-1]
+    cases += [(stem, name, "k3"), (stem, name + ".k2", "k2")]
+for stem, model, ref in cases:
     path = f"{work}/{model}.onnx"
     onnx.checker.check_model(path, full_check=True)
     s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])

@@ -182,7 +182,26 @@ TEST(OnnxExport, RecurrentLayers) {
        {"simple_rnn_relu", [] { return P(L::SimpleRNN({.units = 4, .activation = "relu"})); }, {{5, 3}}},
        {"bidirectional_concat", [] { return P(L::Bidirectional({.layer = L::LSTM({.units = 3, .return_sequences = true})})); }, {{5, 2}}},
        {"bidirectional_sum_gru", [] { return P(L::Bidirectional({.layer = L::GRU({.units = 3}), .merge_mode = "sum"})); }, {{5, 2}}},
+       {"bidirectional_no_merge", [] { return P(L::Bidirectional({.layer = L::GRU({.units = 2, .return_sequences = true}), .merge_mode = ""})); }, {{4, 2}}},
        {"bidirectional_states", [] { return P(L::Bidirectional({.layer = L::LSTM({.units = 2, .return_state = true})})); }, {{4, 2}}}});
+}
+
+// The generic RNN over one cell and over a StackedRNNCells: one ONNX op per cell.
+TEST(OnnxExport, GenericRnnAndStackedCells) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  auto stack = [] {
+    return std::vector<k::LayerPtr>{P(L::LSTMCell({.units = 4})), P(L::GRUCell({.units = 3, .reset_after = false})),
+                                    P(L::SimpleRNNCell({.units = 2, .activation = "relu"}))};
+  };
+  expect_layers_export(
+      "rnn_cells",
+      {{"rnn_lstm_cell", [] { return P(L::RNN({.cell = L::LSTMCell({.units = 4}), .return_sequences = true})); }, {{5, 3}}},
+       {"rnn_gru_cell_backwards_state", [] { return P(L::RNN({.cell = L::GRUCell({.units = 3}), .return_state = true, .go_backwards = true})); }, {{5, 3}}},
+       {"rnn_simple_cell", [] { return P(L::RNN({.cell = L::SimpleRNNCell({.units = 4})})); }, {{5, 3}}},
+       {"rnn_stacked_states", [stack] { return P(L::RNN({.cells = stack(), .return_sequences = true, .return_state = true})); }, {{5, 3}}},
+       {"rnn_stacked_backwards", [stack] { return P(L::RNN({.cells = stack(), .return_sequences = true, .go_backwards = true})); }, {{5, 3}}},
+       {"rnn_stacked_backwards_last", [stack] { return P(L::RNN({.cells = stack(), .go_backwards = true})); }, {{5, 3}}},
+       {"bidirectional_stacked", [stack] { return P(L::Bidirectional({.layer = L::RNN({.cells = stack(), .return_sequences = true})})); }, {{5, 3}}}});
 }
 
 TEST(OnnxExport, AttentionDotAndTimeDistributed) {
@@ -192,6 +211,12 @@ TEST(OnnxExport, AttentionDotAndTimeDistributed) {
       {"mha_cross_value_dim", [] { return P(L::MultiHeadAttention({.num_heads = 3, .key_dim = 2, .value_dim = 4})); }, {{4, 6}, {7, 5}}},
       {"mha_key_no_bias", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .use_bias = false})); }, {{4, 6}, {3, 5}, {3, 2}}},
       {"mha_output_shape", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .output_shape = Shape{3}})); }, {{4, 6}, {4, 6}}},
+      {"mha_gate_window", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .sliding_window = 2, .use_gate = true})); }, {{5, 6}, {5, 6}}},
+      {"mha_image_axes", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 2})); }, {{3, 4, 5}, {3, 4, 5}}},
+      {"mha_axis2_batch_like", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .attention_axes = std::vector<int64_t>{2}})); }, {{3, 4, 5}, {3, 6, 5}}},
+      {"mha_output_shape_2d", [] { return P(L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .output_shape = Shape{2, 3}})); }, {{4, 6}, {5, 6}}},
+      {"gqa_self", [] { return P(L::GroupQueryAttention({.head_dim = 3, .num_query_heads = 4, .num_key_value_heads = 2})); }, {{5, 6}, {5, 6}}},
+      {"gqa_cross_key_no_bias", [] { return P(L::GroupQueryAttention({.head_dim = 2, .num_query_heads = 3, .num_key_value_heads = 1, .use_bias = false})); }, {{4, 6}, {3, 6}, {3, 2}}},
       {"attention_dot", [] { return P(L::Attention()); }, {{4, 3}, {5, 3}}},
       {"attention_scaled_key", [] { return P(L::Attention({.use_scale = true})); }, {{4, 3}, {5, 2}, {5, 3}}},
       {"attention_concat", [] { return P(L::Attention({.use_scale = true, .score_mode = "concat"})); }, {{4, 3}, {5, 3}}},
@@ -212,8 +237,15 @@ TEST(OnnxExport, AttentionDotAndTimeDistributed) {
   auto outs = (*L::Attention({.use_scale = true}).ptr())(std::vector<KerasTensor>{q, v}, args);
   k::Model causal(std::vector<KerasTensor>{q, v}, outs, "causal");
   randomize(causal);
+  // MultiHeadAttention's scores over two attention axes: (B, heads, 3, 4, 3, 4).
+  auto image = L::Input({3, 4, 5}, {.name = "image"});
+  args.options = {{"return_attention_scores", true}};
+  auto scored = (*L::MultiHeadAttention({.num_heads = 2, .key_dim = 3}).ptr())(std::vector<KerasTensor>{image, image}, args);
+  k::Model image_scores(std::vector<KerasTensor>{image}, scored, "image_scores");
+  randomize(image_scores);
   test_support::OnnxCases checks("attention_causal");
   checks.add("causal", causal);
+  checks.add("image_scores", image_scores);
   EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
 
@@ -328,14 +360,13 @@ TEST(OnnxExport, StaticBatchOpsetsAndExternalData) {
 }
 
 TEST(OnnxExport, UnsupportedLayerFailsBeforeWritingAnything) {
-  auto x = L::Input({5, 3});
-  auto y = L::GroupQueryAttention({.head_dim = 2, .num_query_heads = 2, .num_key_value_heads = 1, .name = "gqa"})(
-      std::vector<KerasTensor>{x, x})[0];
-  auto z = L::Dense({.units = 2})(L::Masking({.name = "mask"})(y));
+  auto x = L::Input({5, 8, 3});
+  auto y = L::ConvLSTM1D({.filters = 2, .kernel_size = 3, .name = "clstm"})(x);
+  auto z = L::Dense({.units = 2})(L::ConvLSTM1D({.filters = 2, .kernel_size = 1, .name = "clstm2"})(L::Reshape({.target_shape = {1, 6, 2}})(y)));
   k::Model model(x, z, "unsupported");
   const auto path = std::filesystem::temp_directory_path() / ("keras_onnx_unsupported_" + std::to_string(getpid()) + ".onnx");
   k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(model, path.string()); },
-                                                   {"Layer 'gqa' (GroupedQueryAttention)", "Layer 'mask' (Masking)"});
+                                                   {"Layer 'clstm' (ConvLSTM1D)", "Layer 'clstm2' (ConvLSTM1D)"});
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
@@ -344,9 +375,10 @@ TEST(OnnxExport, UnexpressibleOptionsAndBadArgumentsAreErrors) {
   auto x = L::Input({6, 6, 3});
   k::Model crop(x, L::Resizing({.height = 3, .width = 4, .crop_to_aspect_ratio = true, .name = "resize"})(x));
   k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(crop, path.string()); }, {"Layer 'resize' (Resizing)"});
-  auto ids = L::Input({4}, {.dtype = "int32"});
-  k::Model masked(ids, L::Embedding({.input_dim = 5, .output_dim = 2, .mask_zero = true})(ids));
-  k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(masked, path.string()); }, {"mask_zero"});
+  auto seq = L::Input({4, 3});
+  k::Model stateful(seq, L::RNN({.cell = L::LSTMCell({.units = 2}), .stateful = true, .name = "carry"})(seq));
+  k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(stateful, path.string()); },
+                                                   {"Layer 'carry' (RNN)", "stateful false"});
   auto cnn = small_cnn();
   k::testing::expect_error<k::ValueError>([&] { k::export_model(*cnn, path.string(), {.format = "tflite"}); }, {"format 'onnx'"});
   k::testing::expect_error<k::ValueError>([&] { k::export_model(*cnn, path.string(), {.opset = 12}); }, {"opset 17 to 21"});
@@ -359,5 +391,7 @@ TEST(OnnxExport, ListsTheExportableClasses) {
   const auto classes = k::onnx_exportable_classes();
   for (const char* c : {"Conv2D", "Dense", "BatchNormalization", "Dropout", "Concatenate", "LayerNormalization"})
     EXPECT_NE(std::find(classes.begin(), classes.end(), c), classes.end()) << c;
-  EXPECT_EQ(std::find(classes.begin(), classes.end(), "GroupedQueryAttention"), classes.end());
+  for (const char* c : {"RNN", "GroupedQueryAttention", "Masking", "MultiHeadAttention"})
+    EXPECT_NE(std::find(classes.begin(), classes.end(), c), classes.end()) << c;
+  EXPECT_EQ(std::find(classes.begin(), classes.end(), "ConvLSTM2D"), classes.end());
 }

@@ -1,0 +1,375 @@
+// The convolution kernel chooser (see conv_choice.h): a per-process map from problem key to
+// decision, filled by timing the candidates on first use or from a pin file.
+#include "backend/cpu/conv_choice.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "backend/determinism.h"
+#include "backend/errors.h"
+
+namespace keras::cpu {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Entry {
+  std::mutex mutex;  // held while the problem is being timed: concurrent first calls wait for it
+  bool decided = false;
+  ConvChoice choice;
+};
+
+// Never destroyed, so that the exit-time save (an atexit handler) can still use it.
+struct State {
+  std::mutex mutex;  // guards everything below; never held while timing
+  std::map<std::string, std::shared_ptr<Entry>> entries;
+  std::unordered_map<std::string, ConvCandidate> pins;
+  bool env_loaded = false;
+  std::string save_at_exit;  // KERAS_CONV_CHOICES when that file did not exist
+  ConvChoiceStats stats;
+  std::optional<ConvCandidate> forced;
+};
+
+State& state() {
+  static State* s = new State;
+  return *s;
+}
+
+bool log_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("KERAS_CONV_CHOICE_LOG");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
+bool contains(const std::vector<ConvCandidate>& v, ConvCandidate c) { return std::find(v.begin(), v.end(), c) != v.end(); }
+
+// "<key> <candidate>" lines; blank lines and '#' comments skipped.
+std::vector<std::pair<std::string, ConvCandidate>> parse_pin_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail<IOError>("load_conv_choices", "a readable pin file", "'" + path + "'", "check the path (KERAS_CONV_CHOICES)");
+  std::vector<std::pair<std::string, ConvCandidate>> pins;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    std::istringstream fields(line);
+    std::string key, name, extra;
+    if (!(fields >> key) || key[0] == '#') continue;
+    std::string where = path + ":" + std::to_string(number);
+    const char* hint = "each line is '<key> <candidate>' as save_conv_choices writes it; delete the line (or the "
+                       "file) to choose by timing again";
+    if (!(fields >> name) || (fields >> extra))
+      fail<IOError>(where, "two fields '<key> <candidate>'", "'" + line + "'", hint);
+    auto c = conv_candidate_from_name(name);
+    if (!c) fail<IOError>(where, "a candidate (direct, onednn_direct or onednn_winograd)", "'" + name + "'", hint);
+    pins.emplace_back(key, *c);
+  }
+  return pins;
+}
+
+void write_choices(const std::vector<ConvChoice>& choices, const std::string& path) {
+  // Written beside the target and renamed: a reader never sees half a file.
+  std::string tmp = path + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    if (!out) fail<IOError>("save_conv_choices", "a writable file", "'" + path + "'", "check the folder exists");
+    out << "# keras CPU convolution choices, '<key> <candidate>' per line; KERAS_CONV_CHOICES=<this file> pins them.\n"
+           "# key: direction|x|kernel|y|strides|dilation|pads|groups|dtype|activation|bias|prop|threads[|deterministic]\n";
+    for (const ConvChoice& c : choices) out << c.key << ' ' << conv_candidate_name(c.chosen) << '\n';
+    if (!out.flush())
+      fail<IOError>("save_conv_choices", "the file written", "a write error on '" + tmp + "'", "check the disk space");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::string got = "'";  // appended piecewise: "'" + a temporary trips GCC 12's -Wrestrict
+    got += ec.message();
+    got += "' for '" + path + "'";
+    fail<IOError>("save_conv_choices", "a file renamed into place", got);
+  }
+}
+
+void save_at_exit() {
+  std::string path;
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    path = s.save_at_exit;
+  }
+  if (path.empty() || conv_choices().empty()) return;
+  try {
+    save_conv_choices(path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "keras: KERAS_CONV_CHOICES not written: %s\n", e.what());
+  }
+}
+
+// Under s.mutex: reads KERAS_CONV_CHOICES once (again after reset_conv_choices).
+void load_env(State& s) {
+  if (s.env_loaded) return;
+  const char* v = std::getenv("KERAS_CONV_CHOICES");
+  std::string path = v ? v : "";
+  if (!path.empty() && std::filesystem::exists(path)) {
+    for (auto& [key, c] : parse_pin_file(path)) s.pins[key] = c;  // throws: retried, and fails, on the next call
+  } else if (!path.empty()) {
+    s.save_at_exit = path;
+    static bool registered = (std::atexit(save_at_exit), true);
+    (void)registered;
+  }
+  s.env_loaded = true;
+}
+
+// Relative deviation max|a - ref| / max|ref| over all outputs; infinite where NaNs differ.
+double deviation(const ConvTrial& trial, const std::vector<std::vector<float>>& ref) {
+  double diff = 0, scale = 0;
+  for (size_t o = 0; o < ref.size(); ++o) {
+    const float* a = trial.outputs[o].first;
+    for (size_t i = 0; i < ref[o].size(); ++i) {
+      float r = ref[o][i];
+      if (std::isnan(r) != std::isnan(a[i])) return std::numeric_limits<double>::infinity();
+      if (std::isnan(r)) continue;
+      diff = std::max(diff, std::fabs(static_cast<double>(a[i]) - r));
+      scale = std::max(scale, std::fabs(static_cast<double>(r)));
+    }
+  }
+  return scale > 0 ? diff / scale : (diff > 0 ? std::numeric_limits<double>::infinity() : 0.0);
+}
+
+double run_ms(const ConvTrial& trial, ConvCandidate c) {
+  auto t0 = std::chrono::steady_clock::now();
+  trial.run(c);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool active(const ConvChoice& c, size_t i) { return !c.rejected[i] && !c.dropped[i]; }
+
+size_t fastest(const ConvChoice& c) {
+  size_t best = c.candidates.size();
+  for (size_t i = 0; i < c.candidates.size(); ++i)
+    if (active(c, i) && !std::isnan(c.ms[i]) && (best == c.candidates.size() || c.ms[i] < c.ms[best])) best = i;
+  return best;
+}
+
+// Times c.candidates (exact ones first) on the problem's tensors and fills c's decision: a
+// warm-up run each (Winograd's checked against the first exact candidate's outputs), then
+// kTimedCalls rounds of one timed run per candidate still in, a candidate dropping out when
+// slower than kDropFactor times the best so far. The winner runs last, so its outputs are left.
+void decide_by_timing(const ConvTrial& trial, ConvChoice& c) {
+  const auto& cands = c.candidates;
+  size_t n = cands.size();
+  double total = 0;
+  ConvCandidate last = cands.front();
+  auto run = [&](size_t i) {
+    double t = run_ms(trial, cands[i]);
+    total += t;
+    ++c.calls;
+    last = cands[i];
+    return t;
+  };
+  std::vector<std::vector<float>> ref;
+  for (size_t i = 0; i < n; ++i) {
+    run(i);
+    if (cands[i] != ConvCandidate::onednn_winograd) {
+      if (ref.empty())
+        for (auto [p, count] : trial.outputs) ref.emplace_back(p, p + count);
+    } else {
+      c.winograd_deviation = ref.empty() ? std::numeric_limits<double>::infinity() : deviation(trial, ref);
+      c.rejected[i] = !(c.winograd_deviation <= kWinogradTolerance);
+    }
+  }
+  for (int round = 0; round < kTimedCalls; ++round) {
+    for (size_t i = 0; i < n; ++i)
+      if (active(c, i)) {
+        double t = run(i);
+        c.ms[i] = std::isnan(c.ms[i]) ? t : std::min(c.ms[i], t);
+      }
+    size_t best = fastest(c);
+    for (size_t i = 0; i < n; ++i)
+      if (i != best && active(c, i) && c.ms[i] > kDropFactor * c.ms[best]) c.dropped[i] = true;
+  }
+  size_t best = fastest(c);
+  c.chosen = cands[best];
+  if (last != c.chosen) run(best);
+  c.cost_ms = std::max(0.0, total - c.ms[best]);
+  c.how = "timed";
+}
+
+void log_choice(const ConvChoice& c) {
+  std::string line = "keras conv choice: " + c.key + " -> " + conv_candidate_name(c.chosen) + " [" + c.how;
+  char buf[96];
+  for (size_t i = 0; c.how == "timed" && i < c.ms.size(); ++i) {
+    if (c.rejected[i])
+      std::snprintf(buf, sizeof buf, "%s %s rejected (deviation %.2g)", i ? "," : ":", conv_candidate_name(c.candidates[i]),
+                    c.winograd_deviation);
+    else
+      std::snprintf(buf, sizeof buf, "%s %s %.3f ms%s", i ? "," : ":", conv_candidate_name(c.candidates[i]), c.ms[i],
+                    c.dropped[i] ? " (dropped)" : "");
+    line += buf;
+    if (c.candidates[i] == ConvCandidate::onednn_winograd && !c.rejected[i]) {
+      std::snprintf(buf, sizeof buf, " (deviation %.2g)", c.winograd_deviation);
+      line += buf;
+    }
+  }
+  if (c.how == "timed")
+    std::snprintf(buf, sizeof buf, "; %d runs, %.1f ms beyond one run of the winner", c.calls, c.cost_ms), line += buf;
+  std::fprintf(stderr, "%s]\n", line.c_str());
+}
+
+}  // namespace
+
+const char* conv_candidate_name(ConvCandidate c) {
+  switch (c) {
+    case ConvCandidate::direct: return "direct";
+    case ConvCandidate::onednn_direct: return "onednn_direct";
+    case ConvCandidate::onednn_winograd: return "onednn_winograd";
+  }
+  return "?";
+}
+
+std::optional<ConvCandidate> conv_candidate_from_name(const std::string& name) {
+  for (auto c : {ConvCandidate::direct, ConvCandidate::onednn_direct, ConvCandidate::onednn_winograd})
+    if (name == conv_candidate_name(c)) return c;
+  return std::nullopt;
+}
+
+bool thread_count_independent(ConvCandidate c) { return c == ConvCandidate::direct; }
+
+namespace {
+
+// Under e.mutex: decides the problem for `allowed`: from a pin, the only candidate, or by timing
+// (which leaves the winner's outputs: `ran` is then set).
+void decide(State& s, Entry& e, const std::string& key, const std::vector<ConvCandidate>& allowed,
+            const ConvTrial& trial, bool& ran) {
+  size_t n = allowed.size();
+  e.choice = ConvChoice{};
+  e.choice.key = key;
+  e.choice.candidates = allowed;
+  e.choice.ms.assign(n, kNaN);
+  e.choice.rejected.assign(n, false);
+  e.choice.dropped.assign(n, false);
+  std::optional<ConvCandidate> pin;
+  {
+    std::lock_guard lock(s.mutex);
+    auto it = s.pins.find(key);
+    if (it != s.pins.end() && contains(allowed, it->second)) pin = it->second;
+  }
+  if (pin) {
+    e.choice.chosen = *pin, e.choice.how = "pinned";
+  } else if (n == 1) {
+    e.choice.chosen = allowed.front(), e.choice.how = "only candidate";
+  } else {
+    decide_by_timing(trial, e.choice);
+    ran = true;
+  }
+  e.decided = true;
+  {
+    std::lock_guard lock(s.mutex);
+    (e.choice.how == "timed" ? s.stats.timed : e.choice.how == "pinned" ? s.stats.pinned : s.stats.fixed)++;
+  }
+  if (log_enabled()) log_choice(e.choice);
+}
+
+}  // namespace
+
+void run_conv(const std::string& problem_key, const std::vector<ConvCandidate>& candidates, const ConvTrial& trial) {
+  State& s = state();
+  std::vector<ConvCandidate> allowed = candidates;
+  std::string key = problem_key + "|t" + std::to_string(omp_in_parallel() ? 1 : omp_get_max_threads());
+  if (op_determinism()) {
+    allowed.clear();
+    for (auto c : candidates)
+      if (thread_count_independent(c)) allowed.push_back(c);
+    // No thread-count-independent candidate: still a fixed one, so runs repeat bit for bit.
+    if (allowed.empty())
+      allowed.push_back(contains(candidates, ConvCandidate::onednn_direct) ? ConvCandidate::onednn_direct
+                                                                           : candidates.front());
+    key += "|deterministic";
+  }
+  std::shared_ptr<Entry> entry;
+  std::optional<ConvCandidate> forced;
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.forced && contains(candidates, *s.forced)) {
+      forced = s.forced;
+    } else {
+      load_env(s);
+      auto& slot = s.entries[key];
+      if (!slot) slot = std::make_shared<Entry>();
+      entry = slot;
+    }
+  }
+  if (forced) return trial.run(*forced);
+  ConvCandidate chosen;
+  {
+    std::lock_guard lock(entry->mutex);
+    if (!entry->decided || !contains(allowed, entry->choice.chosen)) {
+      bool ran = false;
+      decide(s, *entry, key, allowed, trial, ran);
+      if (ran) return;
+    }
+    chosen = entry->choice.chosen;
+  }
+  trial.run(chosen);
+}
+
+std::vector<ConvChoice> conv_choices() {
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    for (auto& [key, e] : s.entries) entries.push_back(e);
+  }
+  std::vector<ConvChoice> out;
+  for (auto& e : entries) {
+    std::lock_guard lock(e->mutex);  // waits for a decision in progress
+    if (e->decided) out.push_back(e->choice);
+  }
+  return out;
+}
+
+ConvChoiceStats conv_choice_stats() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.stats;
+}
+
+void save_conv_choices(const std::string& path) { write_choices(conv_choices(), path); }
+
+void load_conv_choices(const std::string& path) {
+  auto pins = parse_pin_file(path);
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  for (auto& [key, c] : pins) s.pins[key] = c;
+}
+
+void reset_conv_choices() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.entries.clear();
+  s.pins.clear();
+  s.stats = {};
+  s.env_loaded = false;
+  s.save_at_exit.clear();
+}
+
+void force_conv_candidate(std::optional<ConvCandidate> c) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.forced = c;
+}
+
+}  // namespace keras::cpu

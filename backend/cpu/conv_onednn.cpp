@@ -1,0 +1,406 @@
+// oneDNN's float32 convolutions (see conv_onednn.h) and the weight cache of conv_kernels.h.
+#include "backend/cpu/conv_onednn.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+#include "backend/cpu/conv_kernels.h"
+#include "backend/cpu/dnnl_context.h"
+#include "backend/errors.h"
+
+namespace keras {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+constexpr auto f32 = memory::data_type::f32;
+
+// ---------------- geometry and descriptors ----------------
+
+using Problem = cpu::ConvProblem;
+
+memory::desc act_desc(const Shape& s) { return memory::desc({s[0], s[3], s[1], s[2]}, f32, memory::format_tag::nhwc); }
+// Activations as a primitive of `alg` is created with: NHWC, or any layout for Winograd (whose
+// oneDNN 2.6 kernels take nChw16c only and refuse NHWC).
+memory::desc act_md(const Shape& s, dnnl::algorithm alg) {
+  if (alg == dnnl::algorithm::convolution_direct) return act_desc(s);
+  return memory::desc({s[0], s[3], s[1], s[2]}, f32, memory::format_tag::any);
+}
+
+Dims weight_dims(const Problem& pr) {
+  const Shape& k = pr.k;
+  if (pr.p.groups == 1) return {k[3], k[2], k[0], k[1]};
+  return {pr.p.groups, k[3] / pr.p.groups, k[2], k[0], k[1]};
+}
+
+// The Keras kernel's memory as oneDNN's (g,) o, i, h, w dims.
+memory::desc keras_weight_desc(const Problem& pr) {
+  const Shape& k = pr.k;
+  int64_t o = k[3], cg = k[2], kw = k[1];
+  Dims h_w_strides{kw * cg * o, cg * o};
+  if (pr.p.groups == 1) return memory::desc(weight_dims(pr), f32, Dims{1, o, h_w_strides[0], h_w_strides[1]});
+  return memory::desc(weight_dims(pr), f32, Dims{o / pr.p.groups, 1, o, h_w_strides[0], h_w_strides[1]});
+}
+
+memory::desc weight_any(const Problem& pr) { return memory::desc(weight_dims(pr), f32, memory::format_tag::any); }
+memory::desc bias_desc(const Problem& pr) { return memory::desc({pr.k[3]}, f32, memory::format_tag::x); }
+Dims strides_of(const ConvParams& p) { return {p.stride_h, p.stride_w}; }
+Dims dilation_of(const ConvParams& p) { return {p.dilation_h - 1, p.dilation_w - 1}; }  // oneDNN: 0 = none
+Dims pad_l(const ConvParams& p) { return {p.pad_top, p.pad_left}; }
+Dims pad_r(const ConvParams& p) { return {p.pad_bottom, p.pad_right}; }
+
+cpu::KeyBuilder key_of(const std::string& op, const Problem& pr) {
+  cpu::KeyBuilder key(op);
+  const ConvParams& p = pr.p;
+  key.add(pr.x).add(pr.k).add(pr.y);
+  key.add(Shape{p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top, p.pad_bottom, p.pad_left, p.pad_right,
+                p.groups});
+  return key;
+}
+
+dnnl::algorithm eltwise_alg(const std::string& act, float& alpha, float& beta) {
+  alpha = beta = 0.f;
+  if (act == "relu") return dnnl::algorithm::eltwise_relu;
+  if (act == "relu6") return beta = 6.f, dnnl::algorithm::eltwise_clip_v2;
+  if (act == "sigmoid") return dnnl::algorithm::eltwise_logistic;
+  if (act == "tanh") return dnnl::algorithm::eltwise_tanh;
+  if (act == "elu") return alpha = 1.f, dnnl::algorithm::eltwise_elu;
+  if (act == "gelu") return dnnl::algorithm::eltwise_gelu_erf;
+  if (act == "swish") return alpha = 1.f, dnnl::algorithm::eltwise_swish;
+  fail<ValueError>("conv2d", "a fusable activation (linear, relu, relu6, sigmoid, tanh, elu, gelu, swish)", "'" + act + "'");
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const Problem& pr, dnnl::prop_kind prop, bool with_bias,
+                                                     const std::string& act, dnnl::algorithm alg) {
+  memory::desc src = act_md(pr.x, alg), dst = act_md(pr.y, alg);
+  auto d = with_bias ? dnnl::convolution_forward::desc(prop, alg, src, weight_any(pr), bias_desc(pr), dst,
+                                                       strides_of(pr.p), dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p))
+                     : dnnl::convolution_forward::desc(prop, alg, src, weight_any(pr), dst, strides_of(pr.p),
+                                                       dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p));
+  dnnl::primitive_attr attr;
+  if (act != "linear") {
+    float alpha, beta;
+    dnnl::algorithm alg = eltwise_alg(act, alpha, beta);
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, alg, alpha, beta);
+    attr.set_post_ops(po);
+  }
+  return dnnl::convolution_forward::primitive_desc(d, cpu::own_scratchpad(attr), cpu::dnnl_engine());
+}
+
+[[noreturn]] void unsupported(const std::string& op, const std::string& key, const dnnl::error& e) {
+  fail<NotImplementedError>(op + " (oneDNN)", "a problem oneDNN supports", key + " (" + e.what() + ")");
+}
+
+// ---------------- reorders ----------------
+
+// The cached reorder primitive between two layouts (dnnl::error when oneDNN has none).
+std::shared_ptr<dnnl::reorder> reorder_prim(const memory::desc& from, const memory::desc& to, const std::string& key) {
+  return cpu::primitive_cache().get<dnnl::reorder>(key, [&] {
+    return std::make_shared<dnnl::reorder>(cpu::make_reorder(from, to));
+  });
+}
+
+std::shared_ptr<dnnl::reorder> weight_reorder(const memory::desc& keras, const memory::desc& wanted,
+                                              const std::string& key) {
+  if (keras == wanted) return nullptr;
+  return reorder_prim(keras, wanted, key);
+}
+
+void reorder(memory from, memory to, const std::string& key) {
+  cpu::execute_reorder(*reorder_prim(from.get_desc(), to.get_desc(), key), from, to);
+}
+
+// ---------------- the weight cache: reordered kernels per storage version ----------------
+
+bool env_cache_enabled() {
+  const char* v = std::getenv("KERAS_CONV_WEIGHT_CACHE");
+  return !(v && std::string(v) == "0");
+}
+
+struct WeightCache {
+  struct Entry {
+    std::weak_ptr<Storage> storage;
+    uint64_t version = 0;
+    memory mem;
+  };
+  std::mutex mutex;
+  std::unordered_map<std::string, Entry> entries;
+  bool enabled = env_cache_enabled();
+  uint64_t hits = 0, reorders = 0;
+  static constexpr size_t kCapacity = 256;
+
+  // Entries of dead tensors hold memory for nothing: drop them, and everything when still full.
+  void prune() {
+    for (auto it = entries.begin(); it != entries.end();)
+      it = it->second.storage.expired() ? entries.erase(it) : std::next(it);
+    if (entries.size() >= kCapacity) entries.clear();
+  }
+};
+
+WeightCache& weight_cache() {
+  static WeightCache cache;
+  return cache;
+}
+
+// The kernel tensor `w` in layout `wanted`: wrapped as is when that is the Keras layout, else
+// reordered (through the cached reorder primitive `reorder_key`) once per storage version.
+memory prepared_weights(const Tensor& w, const memory::desc& keras, const memory::desc& wanted,
+                        const std::string& reorder_key) {
+  auto& eng = cpu::dnnl_engine();
+  memory user(keras, eng, const_cast<void*>(w.raw_data()));
+  if (wanted == keras) return user;
+  auto reorder = weight_reorder(keras, wanted, reorder_key);
+  auto run = [&](memory& dst) {
+    cpu::execute_reorder(*reorder, user, dst);
+    cpu::dnnl_stream().wait();
+  };
+  WeightCache& cache = weight_cache();
+  const auto& storage = w.impl().storage;
+  std::unique_lock lock(cache.mutex);
+  if (!cache.enabled) {
+    lock.unlock();
+    memory dst(wanted, eng);
+    run(dst);
+    return dst;
+  }
+  std::string key = reorder_key + ";@" + std::to_string(reinterpret_cast<uintptr_t>(storage.get())) + "+" +
+                    std::to_string(w.impl().offset);
+  auto it = cache.entries.find(key);
+  if (it != cache.entries.end() && it->second.storage.lock() == storage) {
+    if (it->second.version == storage->version) {
+      ++cache.hits;
+      return it->second.mem;
+    }
+  } else {
+    if (it != cache.entries.end()) cache.entries.erase(it);
+    cache.prune();
+    it = cache.entries.emplace(key, WeightCache::Entry{storage, 0, memory(wanted, eng)}).first;
+  }
+  ++cache.reorders;
+  it->second.version = storage->version;
+  memory dst = it->second.mem;
+  run(dst);
+  return dst;
+}
+
+// ---------------- activations in the primitive's layout ----------------
+
+// NHWC `data` as a primitive wants it: wrapped when it takes NHWC (convolution_direct), else
+// reordered into a scratch buffer (Winograd takes oneDNN's blocked nChw16c only).
+memory act_in(const memory::desc& want, const Shape& s, const void* data, const std::string& key) {
+  auto& eng = cpu::dnnl_engine();
+  memory user(act_desc(s), eng, const_cast<void*>(data));
+  if (want == user.get_desc()) return user;
+  memory blocked(want, eng);
+  reorder(user, blocked, key);
+  return blocked;
+}
+
+// An output in the primitive's layout; finish() moves it into the NHWC tensor if it was not
+// written there directly.
+struct ActOut {
+  memory user, mem;
+  ActOut(const memory::desc& want, const Shape& s, void* data)
+      : user(act_desc(s), cpu::dnnl_engine(), data), mem(want == user.get_desc() ? user : memory(want, cpu::dnnl_engine())) {}
+  void finish(const std::string& key) {
+    if (mem.get_data_handle() != user.get_data_handle()) reorder(mem, user, key);
+  }
+};
+
+// ---------------- forward ----------------
+
+struct FwdEntry {
+  bool ok = false;  // false: oneDNN has no such primitive (Winograd only; direct throws)
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+};
+
+std::shared_ptr<FwdEntry> forward_entry(const Problem& pr, bool with_bias, const std::string& act, bool training,
+                                        dnnl::algorithm alg, std::string& key_out) {
+  cpu::KeyBuilder key = key_of("conv2d_fwd_f32", pr);
+  key.add(std::string(training ? "training" : "inference")).add(static_cast<int64_t>(with_bias)).add(act);
+  key.add(static_cast<int64_t>(alg));
+  key_out = key.str();
+  return cpu::primitive_cache().get<FwdEntry>(key.str(), [&] {
+    auto e = std::make_shared<FwdEntry>();
+    try {
+      e->pd = forward_pd(pr, training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
+                         with_bias, act, alg);
+      e->prim = dnnl::convolution_forward(e->pd);
+      weight_reorder(keras_weight_desc(pr), e->pd.weights_desc(), key.str() + ";weights");
+      e->ok = true;
+    } catch (const dnnl::error& err) {
+      if (alg == dnnl::algorithm::convolution_direct) unsupported("conv2d", key.str(), err);
+    }
+    return e;
+  });
+}
+
+// ---------------- backward data ----------------
+
+struct BwdDataEntry {
+  bool ok = false;
+  dnnl::convolution_backward_data::primitive_desc pd;
+  dnnl::convolution_backward_data prim;
+};
+
+std::shared_ptr<BwdDataEntry> backward_data_entry(const Problem& pr, dnnl::algorithm alg, std::string& key_out) {
+  cpu::KeyBuilder key = key_of("conv2d_bwd_data_f32", pr);
+  key.add(static_cast<int64_t>(alg));
+  key_out = key.str();
+  return cpu::primitive_cache().get<BwdDataEntry>(key.str(), [&] {
+    auto e = std::make_shared<BwdDataEntry>();
+    try {
+      auto hint = forward_pd(pr, dnnl::prop_kind::forward_training, false, "linear", alg);
+      dnnl::convolution_backward_data::desc d(alg, act_md(pr.x, alg), weight_any(pr), act_md(pr.y, alg),
+                                              strides_of(pr.p), dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p));
+      e->pd = dnnl::convolution_backward_data::primitive_desc(d, cpu::own_scratchpad(), cpu::dnnl_engine(), hint);
+      e->prim = dnnl::convolution_backward_data(e->pd);
+      weight_reorder(keras_weight_desc(pr), e->pd.weights_desc(), key.str() + ";weights");
+      e->ok = true;
+    } catch (const dnnl::error& err) {
+      if (alg == dnnl::algorithm::convolution_direct) unsupported("conv2d_backward_data", key.str(), err);
+    }
+    return e;
+  });
+}
+
+// ---------------- backward weights ----------------
+
+struct BwdWeightsEntry {
+  bool ok = false;
+  dnnl::convolution_backward_weights::primitive_desc pd;
+  dnnl::convolution_backward_weights prim;
+  bool reorder_out = false;  // diff weights come in oneDNN's layout and go back to Keras's
+  dnnl::reorder to_keras;
+};
+
+std::shared_ptr<BwdWeightsEntry> backward_weights_entry(const Problem& pr, bool with_bias, dnnl::algorithm alg,
+                                                        std::string& key_out) {
+  cpu::KeyBuilder key = key_of("conv2d_bwd_weights_f32", pr);
+  key.add(static_cast<int64_t>(with_bias)).add(static_cast<int64_t>(alg));
+  key_out = key.str();
+  return cpu::primitive_cache().get<BwdWeightsEntry>(key.str(), [&] {
+    auto e = std::make_shared<BwdWeightsEntry>();
+    try {
+      auto hint = forward_pd(pr, dnnl::prop_kind::forward_training, with_bias, "linear", alg);
+      memory::desc src = act_md(pr.x, alg), dst = act_md(pr.y, alg);
+      auto d = with_bias ? dnnl::convolution_backward_weights::desc(alg, src, weight_any(pr), bias_desc(pr), dst,
+                                                                    strides_of(pr.p), dilation_of(pr.p), pad_l(pr.p),
+                                                                    pad_r(pr.p))
+                         : dnnl::convolution_backward_weights::desc(alg, src, weight_any(pr), dst, strides_of(pr.p),
+                                                                    dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p));
+      e->pd = dnnl::convolution_backward_weights::primitive_desc(d, cpu::own_scratchpad(), cpu::dnnl_engine(), hint);
+      e->prim = dnnl::convolution_backward_weights(e->pd);
+      memory::desc keras = keras_weight_desc(pr);
+      e->reorder_out = e->pd.diff_weights_desc() != keras;
+      if (e->reorder_out)
+        e->to_keras = cpu::make_reorder(e->pd.diff_weights_desc(), keras);
+      e->ok = true;
+    } catch (const dnnl::error& err) {
+      if (alg == dnnl::algorithm::convolution_direct) unsupported("conv2d_backward_weights", key.str(), err);
+    }
+    return e;
+  });
+}
+
+}  // namespace
+
+namespace cpu {
+
+bool onednn_conv_forward_offered(const ConvProblem& pr, bool with_bias, const std::string& act, bool training,
+                                 dnnl::algorithm alg) {
+  std::string key;
+  return forward_entry(pr, with_bias, act, training, alg, key)->ok;
+}
+
+bool onednn_conv_backward_data_offered(const ConvProblem& pr, dnnl::algorithm alg) {
+  std::string key;
+  return backward_data_entry(pr, alg, key)->ok;
+}
+
+bool onednn_conv_backward_weights_offered(const ConvProblem& pr, bool with_bias, dnnl::algorithm alg) {
+  std::string key;
+  return backward_weights_entry(pr, with_bias, alg, key)->ok;
+}
+
+void onednn_conv_forward(const Tensor& x, const Tensor& k, const Tensor* bias, Tensor& y, const ConvProblem& pr,
+                         const std::string& act, bool training, dnnl::algorithm alg) {
+  std::string key;
+  auto entry = forward_entry(pr, bias != nullptr, act, training, alg, key);
+  if (!entry->ok) fail<NotImplementedError>("conv2d (oneDNN)", "a problem oneDNN supports", key);
+  auto& eng = cpu::dnnl_engine();
+  memory w = prepared_weights(k, keras_weight_desc(pr), entry->pd.weights_desc(), key + ";weights");
+  ActOut dst(entry->pd.dst_desc(), pr.y, y.raw_data());
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, act_in(entry->pd.src_desc(), pr.x, x.raw_data(), key + ";src")},
+                                       {DNNL_ARG_WEIGHTS, w},
+                                       {DNNL_ARG_DST, dst.mem}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(bias_desc(pr), eng, const_cast<void*>(bias->raw_data())));
+  cpu::execute(entry->prim, args);
+  dst.finish(key + ";dst");
+  cpu::dnnl_stream().wait();
+}
+
+void onednn_conv_backward_data(const Tensor& dy, const Tensor& k, Tensor& dx, const ConvProblem& pr,
+                               dnnl::algorithm alg) {
+  std::string key;
+  auto entry = backward_data_entry(pr, alg, key);
+  if (!entry->ok) fail<NotImplementedError>("conv2d_backward_data (oneDNN)", "a problem oneDNN supports", key);
+  memory w = prepared_weights(k, keras_weight_desc(pr), entry->pd.weights_desc(), key + ";weights");
+  ActOut diff_src(entry->pd.diff_src_desc(), pr.x, dx.raw_data());
+  cpu::execute(entry->prim, {{DNNL_ARG_DIFF_DST, act_in(entry->pd.diff_dst_desc(), pr.y, dy.raw_data(), key + ";diff_dst")},
+                       {DNNL_ARG_WEIGHTS, w},
+                       {DNNL_ARG_DIFF_SRC, diff_src.mem}});
+  diff_src.finish(key + ";diff_src");
+  cpu::dnnl_stream().wait();
+}
+
+void onednn_conv_backward_weights(const Tensor& x, const Tensor& dy, TensorList& out, const ConvProblem& pr,
+                                  dnnl::algorithm alg) {
+  bool with_bias = out.size() > 1;
+  std::string key;
+  auto entry = backward_weights_entry(pr, with_bias, alg, key);
+  if (!entry->ok) fail<NotImplementedError>("conv2d_backward_weights (oneDNN)", "a problem oneDNN supports", key);
+  auto& eng = cpu::dnnl_engine();
+  memory keras_dk(keras_weight_desc(pr), eng, out[0].raw_data());
+  memory diff_w = entry->reorder_out ? memory(entry->pd.diff_weights_desc(), eng) : keras_dk;
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, act_in(entry->pd.src_desc(), pr.x, x.raw_data(), key + ";src")},
+      {DNNL_ARG_DIFF_DST, act_in(entry->pd.diff_dst_desc(), pr.y, dy.raw_data(), key + ";diff_dst")},
+      {DNNL_ARG_DIFF_WEIGHTS, diff_w}};
+  if (with_bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory(bias_desc(pr), eng, out[1].raw_data()));
+  cpu::execute(entry->prim, args);
+  if (entry->reorder_out) cpu::execute_reorder(entry->to_keras, diff_w, keras_dk);
+  cpu::dnnl_stream().wait();
+}
+
+ConvWeightCacheStats conv_weight_cache_stats() {
+  WeightCache& c = weight_cache();
+  std::lock_guard lock(c.mutex);
+  return {c.hits, c.reorders, c.entries.size()};
+}
+
+void set_conv_weight_cache_enabled(bool enabled) {
+  WeightCache& c = weight_cache();
+  std::lock_guard lock(c.mutex);
+  c.enabled = enabled;
+  if (!enabled) c.entries.clear();
+}
+
+bool conv_weight_cache_enabled() {
+  WeightCache& c = weight_cache();
+  std::lock_guard lock(c.mutex);
+  return c.enabled;
+}
+
+void clear_conv_weight_cache() {
+  WeightCache& c = weight_cache();
+  std::lock_guard lock(c.mutex);
+  c.entries.clear();
+  c.hits = c.reorders = 0;
+}
+
+}  // namespace cpu
+}  // namespace keras
