@@ -6,9 +6,11 @@
 // A shared machine's speed drifts within seconds, so the two sides alternate in blocks of
 // --block steps (default 47, a tenth of an epoch): every pipeline epoch is timed as the sum of its
 // blocks, and the same number of pre-built steps, run in the blocks between, as its pre-built
-// twin. While the pre-built side runs, the pipeline's prefetch may finish its next batches (at
-// most buffer_size = 2 of every 47, a head start of ~0.15 ms on ~95 ms); --block 469 alternates
-// whole epochs. --only prebuilt|pipeline runs one side alone (for a profiler).
+// twin. With sleeping OpenMP threads (OMP_WAIT_POLICY=passive), the pipeline's idle-priority
+// copier may finish its next batches while the pre-built side runs (at most buffer_size = 2 of
+// every 47, a head start of ~0.15 ms on ~95 ms); with libgomp's default spinning the training
+// step's own team copies each batch when it is taken, so there is no head start. --block 469
+// alternates whole epochs. --only prebuilt|pipeline runs one side alone (for a profiler).
 // Not a test: timings vary with the machine.
 //   build/apps/pipeline_benchmark [--rounds N] [--block STEPS] [--only prebuilt|pipeline]
 #include <keras/keras.h>
@@ -16,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -109,9 +112,10 @@ int main(int argc, char** argv) {
   const double ma = median(a), mb = median(b), paired = median(ratios);
   std::printf("median epoch: prebuilt %.3f s, pipeline %.3f s, pipeline/prebuilt %.3f; median of epoch ratios %.3f\n",
               ma, mb, mb / ma, paired);
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
   std::printf(
       "{\"bench\":\"pipeline\",\"prebuilt_s\":%.4f,\"pipeline_s\":%.4f,\"ratio\":%.4f,\"paired_ratio\":%.4f,"
-      "\"rounds\":%d,\"block\":%lld}\n",
-      ma, mb, mb / ma, paired, rounds, static_cast<long long>(block));
+      "\"rounds\":%d,\"block\":%lld,\"threads\":%d,\"omp_wait_policy\":\"%s\"}\n",
+      ma, mb, mb / ma, paired, rounds, static_cast<long long>(block), k::num_threads(), policy ? policy : "");
   return 0;
 }

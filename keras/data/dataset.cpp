@@ -43,8 +43,7 @@ bool on_pipeline_thread() { return pipeline_thread_depth > 0; }
 Element Pending::resolve() && {
   if (element) return std::move(*element);
   if (!source->gathers_in_parts()) return source->gather(rows);
-  Element batch = source->gather_allocate(static_cast<int64_t>(rows.size()));
-  return BatchCopy(source, std::move(rows), std::move(batch)).finish();
+  return copy_batch(*source, rows);
 }
 }  // namespace detail
 

@@ -1,6 +1,8 @@
-// Batch copies shared between the consumer and an idle-priority thread (see dataset_copy.h).
+// Batch copies by the consumer's OpenMP team, or shared between the consumer and an
+// idle-priority thread (see dataset_copy.h).
 #include "keras/data/dataset_copy.h"
 
+#include <omp.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -11,6 +13,9 @@
 #include <mutex>
 #include <thread>
 
+#include "backend/omp_wait_policy.h"
+#include "backend/threads.h"
+
 namespace keras::data::detail {
 
 namespace {
@@ -20,7 +25,38 @@ namespace {
 constexpr size_t kChunkBytes = size_t{32} << 10;
 // Below this the consumer copies alone: forking the team costs more than it saves.
 constexpr size_t kTeamBytes = size_t{256} << 10;
+
+// The copier a ScopedBatchCopier asks for, or -1.
+std::atomic<int> copier_override{-1};
 }  // namespace
+
+BatchCopier batch_copier() {
+  if (const int forced = copier_override.load(std::memory_order_relaxed); forced >= 0)
+    return static_cast<BatchCopier>(forced);
+  // Asked for each pass (microseconds), so that set_num_threads between passes counts. A team
+  // smaller than the cores leaves a core to the idle thread however its threads wait.
+  const bool every_core_spins = num_threads() >= available_cores() && omp_threads_spin();
+  return every_core_spins ? BatchCopier::team : BatchCopier::idle_thread;
+}
+
+ScopedBatchCopier::ScopedBatchCopier(BatchCopier copier)
+    : previous_(copier_override.exchange(static_cast<int>(copier), std::memory_order_relaxed)) {}
+ScopedBatchCopier::~ScopedBatchCopier() { copier_override.store(previous_, std::memory_order_relaxed); }
+
+Element copy_batch(const Node& source, const std::vector<int64_t>& rows) {
+  const auto n = static_cast<int64_t>(rows.size());
+  Element batch = source.gather_allocate(n);
+  size_t bytes = 0;
+  for (const Tensor& t : batch) bytes += t.nbytes();
+  const bool team = !on_pipeline_thread() && bytes >= kTeamBytes;
+  // Nobody else copies this batch, so equal shares balance it without claiming chunks.
+#pragma omp parallel if (team)
+  {
+    const int64_t part = omp_get_thread_num(), parts = omp_get_num_threads();
+    source.gather_rows(rows, n * part / parts, n * (part + 1) / parts, batch);
+  }
+  return batch;
+}
 
 void copy_rows(char* dst, const char* src, size_t row_bytes, const int64_t* idx, int64_t n) {
   // Random rows are bound by memory latency: one row after another leaves the hardware
@@ -80,9 +116,7 @@ Element BatchCopy::finish(std::chrono::microseconds max_wait) {
   std::unique_lock lock(mu_);
   if (done_cv_.wait_for(lock, max_wait, all_done)) return std::move(batch_);
   lock.unlock();
-  Element fresh = source_->gather_allocate(static_cast<int64_t>(rows_.size()));
-  source_->gather_rows(rows_, 0, static_cast<int64_t>(rows_.size()), fresh);
-  return fresh;
+  return copy_batch(*source_, rows_);
 }
 
 namespace {
@@ -198,7 +232,9 @@ class RowPrefetchIterator : public IteratorImpl {
 
 }  // namespace
 
-std::unique_ptr<IteratorImpl> make_row_prefetch(std::unique_ptr<IteratorImpl> input, size_t capacity) {
+std::unique_ptr<IteratorImpl> make_row_prefetch(std::unique_ptr<IteratorImpl> input, size_t capacity,
+                                                BatchCopier copier) {
+  if (copier == BatchCopier::team) return input;
   return std::make_unique<RowPrefetchIterator>(std::move(input), capacity);
 }
 

@@ -1,14 +1,21 @@
-// Copying a batch of random source rows, shared between the consumer and an idle-priority thread
-// (internal to keras/dataset*.cpp).
+// Copying a batch of random source rows (internal to keras/dataset*.cpp): by the consumer's
+// OpenMP team, or shared between an idle-priority thread and the consumer.
 //
 // Random rows are bound by memory latency (128 rows of 3 KB: 50-100 us on one thread). On a
 // machine whose cores all run the training step's OpenMP team, a background thread doing that
 // copy at normal priority preempts a team member and stalls the whole team; the consumer doing it
-// delays the step. So a prefetched batch is split into chunks: a SCHED_IDLE thread copies chunks
-// whenever a core has nothing else to run (serial stretches of the step, passive OpenMP threads
-// waiting), and the consumer copies whatever is left when it needs the batch
-// (apps/pipeline_benchmark, ~1 s epochs: with OMP_WAIT_POLICY=passive the loop waits 8-9 ms an
-// epoch for batches; spinning OpenMP threads leave the idle thread almost no core, 27-34 ms).
+// alone delays the step. Which way is cheapest depends on how the team waits between its parallel
+// regions (backend/omp_wait_policy.h):
+// - threads that sleep there (OMP_WAIT_POLICY=passive, or a team smaller than the cores) leave
+//   cores idle in every serial stretch of the step: a prefetched batch is split into chunks that
+//   a SCHED_IDLE thread copies on such a core, and the consumer copies whatever is left when it
+//   needs the batch;
+// - threads that spin there (libgomp's default) leave no idle core: a SCHED_IDLE thread then only
+//   runs by taking a core from a spinning team member for a scheduler slice, stalling the team's
+//   next region, and the consumer waits for the chunks it holds. So nothing runs beside the team:
+//   the consumer's team copies each batch, rows split evenly, when the consumer takes it (128 rows
+//   of 3 KB from 188 MB: at best 66 us on one thread, 38 us on two; the rows are then in cache for
+//   the step's first layer).
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -22,6 +29,35 @@
 #include "keras/data/dataset_stage.h"
 
 namespace keras::data::detail {
+
+// Who copies the batches that a prefetch over row lists (make_row_prefetch) hands out.
+enum class BatchCopier {
+  idle_thread,  // chunks copied ahead by a SCHED_IDLE thread, the rest by the consumer
+  team,         // the consumer's OpenMP team, the whole batch, when the consumer takes it
+};
+
+// The copier for this process: `team` where the OpenMP team has a thread on every core
+// (keras::num_threads() >= available_cores()) and they spin between parallel regions
+// (omp_threads_spin()), else `idle_thread`; a live ScopedBatchCopier overrides it.
+BatchCopier batch_copier();
+
+// While it lives, prefetch stages made on any thread use `copier`, whatever the OpenMP settings
+// (for tests of either path). Scopes nest, each restoring the one before; open them on one thread.
+class ScopedBatchCopier {
+ public:
+  explicit ScopedBatchCopier(BatchCopier copier);
+  ~ScopedBatchCopier();
+  ScopedBatchCopier(const ScopedBatchCopier&) = delete;
+  ScopedBatchCopier& operator=(const ScopedBatchCopier&) = delete;
+
+ private:
+  int previous_;
+};
+
+// Rows `rows` of `source` (a Node that gathers_in_parts) as a new batch, copied by the calling
+// thread's OpenMP team, each thread an equal share of the rows, when the batch is large enough to
+// pay for the fork and the caller is not a pipeline thread; else by the caller alone.
+Element copy_batch(const Node& source, const std::vector<int64_t>& rows);
 
 // One batch: `rows` of `source` copied into `empty_batch` (from source.gather_allocate), in
 // chunks that any number of threads claim and copy.
@@ -62,8 +98,11 @@ class BatchCopy {
 void copy_rows(char* dst, const char* src, size_t row_bytes, const int64_t* idx, int64_t n);
 
 // The prefetch stage over `input` when input->row_list_source() gathers in parts: no producer
-// thread (picking rows costs microseconds), but up to `capacity` batches picked ahead and copied by
-// an idle-priority thread; the consumer finishes each copy when it takes the batch.
-std::unique_ptr<IteratorImpl> make_row_prefetch(std::unique_ptr<IteratorImpl> input, size_t capacity);
+// thread (picking rows costs microseconds). With BatchCopier::idle_thread, up to `capacity`
+// batches picked ahead and copied by an idle-priority thread, each finished by the consumer when
+// it takes it; with BatchCopier::team, `input` itself, whose batches the consumer's team copies
+// as it takes them (nothing to do ahead: no core is free for it).
+std::unique_ptr<IteratorImpl> make_row_prefetch(std::unique_ptr<IteratorImpl> input, size_t capacity,
+                                                BatchCopier copier = batch_copier());
 
 }  // namespace keras::data::detail
