@@ -7,13 +7,18 @@
 #   STEPS="build test bench" bash scripts/gpu_check.sh
 #   BENCH="mlp cnn" TORCH_COMPILE=1 bash scripts/gpu_check.sh
 # STEPS: any of build, test, bench (default all three). BENCH: workloads (mlp cnn resnet resnet50).
+# HARNESS=1 adds the layer harness programs: their check (h) runs every layer on cuda:0 against
+# the CPU (about 21 more programs to build and run).
 # TORCH_COMPILE=1 adds torch.compile(mode="reduce-overhead") rows (slow to warm up).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 B=/tmp/build
 STEPS=${STEPS:-build test bench}
 gpu_tests=$(cd tests && ls backend/test_cuda*.cpp backend/test_nccl.cpp backend/test_simulated_device.cpp \
-            keras/test_placement*.cpp 2>/dev/null | sed 's/\.cpp$//; s#/#_#g; s/^/test_/')
+            keras/test_placement*.cpp keras/test_device_training.cpp 2>/dev/null | sed 's/\.cpp$//; s#/#_#g; s/^/test_/')
+if [ "${HARNESS:-0}" = 1 ]; then
+  gpu_tests="$gpu_tests $(cd tests && grep -rl 'support/layer_harness.h' layers | sed 's/\.cpp$//; s#/#_#g; s/^/test_/')"
+fi
 rc=0
 # The staged oneDNN/HDF5 and fallbacks (unpacked by .gpu/build.sh) for the programs run below.
 export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:/tmp/deps/usr/lib/x86_64-linux-gnu/hdf5/serial:/tmp/fbsel${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
