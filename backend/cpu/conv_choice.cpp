@@ -166,7 +166,7 @@ size_t fastest(const ConvChoice& c) {
 
 // Times c.candidates (exact ones first) on the problem's tensors and fills c's decision: a
 // warm-up run each (Winograd's checked against the first exact candidate's outputs), then
-// kTimedCalls rounds of one timed run per candidate still in, a candidate dropping out when
+// kTimedRuns rounds of one timed run per candidate still in, a candidate dropping out when
 // slower than kDropFactor times the best so far. The winner runs last, so its outputs are left.
 void decide_by_timing(const ConvTrial& trial, ConvChoice& c) {
   const auto& cands = c.candidates;
@@ -191,7 +191,7 @@ void decide_by_timing(const ConvTrial& trial, ConvChoice& c) {
       c.rejected[i] = !(c.winograd_deviation <= kWinogradTolerance);
     }
   }
-  for (int round = 0; round < kTimedCalls; ++round) {
+  for (int round = 0; round < kTimedRuns; ++round) {
     for (size_t i = 0; i < n; ++i)
       if (active(c, i)) {
         double t = run(i);

@@ -14,7 +14,7 @@
 //
 // How: the first call of a problem times the candidates on its real tensors: one untimed warm-up
 // run each (it pays oneDNN's JIT and the weight reorder, which the winner pays anyway), then
-// kTimedCalls rounds of one timed run per candidate, interleaved so that a noisy neighbour slows
+// kTimedRuns rounds of one timed run per candidate, interleaved so that a noisy neighbour slows
 // all alike; a candidate slower than kDropFactor times the fastest so far leaves the rounds. The
 // fastest run decides, and the winner runs last, so the first call's result is already the
 // winner's: every call of a problem gives the same bits (a choice that changed from call to call
@@ -58,7 +58,7 @@ bool thread_count_independent(ConvCandidate c);
 inline constexpr double kWinogradTolerance = 1e-4;
 // Timed runs per candidate after its warm-up run, and the slowness that ends a candidate's
 // timing early (a candidate twice as slow as the best does not win on noise).
-inline constexpr int kTimedCalls = 2;
+inline constexpr int kTimedRuns = 2;
 inline constexpr double kDropFactor = 2.0;
 
 // What the chooser needs to time candidates on a problem's real tensors.

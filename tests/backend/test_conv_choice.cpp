@@ -338,11 +338,11 @@ TEST_F(ConvChoice, FirstCallTimesLaterCallsRunOnce) {
   EXPECT_EQ(choices[0].how, "timed");
   EXPECT_EQ(choices[0].chosen, ConvCandidate::direct);
   // The 25 ms candidate had its warm-up and one timed run, then was dropped (> kDropFactor times
-  // the fastest); the fast one its warm-up and kTimedCalls timed runs, the last of them leaving
+  // the fastest); the fast one its warm-up and kTimedRuns timed runs, the last of them leaving
   // its result (no extra run).
   EXPECT_TRUE(choices[0].dropped[1]);
   EXPECT_EQ(fake.runs[1].load(), 2);
-  EXPECT_EQ(fake.runs[0].load(), 1 + cpu::kTimedCalls);
+  EXPECT_EQ(fake.runs[0].load(), 1 + cpu::kTimedRuns);
   EXPECT_EQ(choices[0].calls, fake.total());
   for (float v : fake.out) EXPECT_EQ(v, 1.f);
   for (int call = 1; call <= 5; ++call) {
