@@ -29,14 +29,22 @@ std::string dtype_name(DType t) {
     case DType::int32: return "int32";
     case DType::int64: return "int64";
     case DType::boolean: return "bool";
+    case DType::bfloat16: return "bfloat16";
+    case DType::float16: return "float16";
   }
   return "unknown";
 }
 
+void fail_half_dtype(DType t) {
+  fail<TypeError>("plain-loop kernel", "float32, float64, int32, int64 or bool", dtype_name(t),
+                  "Two-byte floats are computed in float32 by run_op; read them with .astype(DType::float32).");
+}
+
 DType dtype_from_name(const std::string& name) {
-  for (DType t : {DType::float32, DType::float64, DType::int32, DType::int64, DType::boolean})
+  for (DType t : {DType::float32, DType::float64, DType::int32, DType::int64, DType::boolean, DType::bfloat16,
+                  DType::float16})
     if (dtype_name(t) == name) return t;
-  fail<TypeError>("dtype_from_name", "one of float32, float64, int32, int64, bool", "'" + name + "'");
+  fail<TypeError>("dtype_from_name", "one of float32, float64, int32, int64, bool, bfloat16, float16", "'" + name + "'");
 }
 
 std::string device_kind_name(DeviceKind kind) { return kind == DeviceKind::cpu ? "cpu" : "cuda"; }

@@ -120,6 +120,22 @@ TensorList run_op(const std::string& name, const TensorList& inputs, const Attrs
 
 Tensor run_op1(const OpDef& op, const TensorList& inputs, const Attrs& attrs) { return run_op(op, inputs, attrs)[0]; }
 
+namespace {
+
+// Whether any input or output is a two-byte float; TypeError for an in-place op (its float32 copy would be
+// written instead of the input).
+bool has_half(const TensorList& inputs, const std::vector<TensorSpec>& outputs, const OpDef& op) {
+  bool any = false;
+  for (const auto& t : inputs) any = any || is_half(t.dtype());
+  for (const auto& s : outputs) any = any || is_half(s.dtype);
+  if (any && op.mutates_inputs)
+    fail<TypeError>("op '" + op.name + "'", "float32 or float64 tensors for an in-place op", "a two-byte float",
+                    "Keep variables and optimizer state in float32 (mixed precision does).");
+  return any;
+}
+
+}  // namespace
+
 TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& attrs) {
   // 1. One device for all inputs.
   Device device = inputs_in.empty() ? default_device() : inputs_in[0].device();
@@ -149,10 +165,15 @@ TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& att
       fail<ValueError>("op '" + op.name + "'", "contiguous inputs for an in-place op", "a strided view");
     inputs.push_back(op.mutates_inputs || op.strided_inputs ? t : t.contiguous());
   }
+  const bool in_float32 = !op.half_native && has_half(inputs, out_specs, op);
+  if (in_float32)
+    for (auto& t : inputs)
+      if (is_half(t.dtype())) t = t.astype(DType::float32);
   TensorList outputs;
   if (!op.kernel_allocates) {
     outputs.reserve(out_specs.size());
-    for (const auto& s : out_specs) outputs.push_back(Tensor::empty(s.shape, s.dtype, device));
+    for (const auto& s : out_specs)
+      outputs.push_back(Tensor::empty(s.shape, in_float32 && is_half(s.dtype) ? DType::float32 : s.dtype, device));
   }
   const bool watched = instrumentation::active();
   if (watched && !op_profiling()) {
@@ -177,6 +198,13 @@ TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& att
   }
   if (op.mutates_inputs)
     for (auto& t : inputs) t.bump_version();
+  if (in_float32) {
+    for (size_t k = 0; k < outputs.size() && k < out_specs.size(); ++k)
+      if (is_half(out_specs[k].dtype) && outputs[k].dtype() == DType::float32)
+        outputs[k] = outputs[k].astype(out_specs[k].dtype);
+    inputs.clear();  // the tape saves the caller's inputs below, not the float32 copies
+    for (const auto& t : inputs_in) inputs.push_back(t.is_contiguous() ? t : t.contiguous());
+  }
   // 5. Record on the tape.
   if (op.grad && !op.mutates_inputs && grad_recording()) {
     bool any = false;

@@ -92,6 +92,10 @@ struct OpDef {
   // In-place ops (optimizer updates): inputs are passed as given (must be contiguous) and may
   // be written; their storage version is bumped. Never recorded.
   bool mutates_inputs = false;
+  // The kernels take bfloat16/float16 inputs themselves (copies, casts, views). Other ops get
+  // them as float32: run_op converts the two-byte inputs, runs the float32 kernel and rounds the
+  // outputs back, which is what a two-byte op computing in float32 gives (TensorFlow's CPU ops).
+  bool half_native = false;
   std::array<KernelFn, kNumDeviceKinds> kernels{};
 };
 
@@ -111,6 +115,8 @@ class OpRegistry {
 };
 
 // Runs an op: see the file comment. Inputs must share one device (DeviceError otherwise).
+// Two-byte float inputs of an op that is not half_native run in float32 (see OpDef); an in-place
+// op given one is a TypeError.
 TensorList run_op(const OpDef& op, const TensorList& inputs, const Attrs& attrs = {});
 TensorList run_op(const std::string& name, const TensorList& inputs, const Attrs& attrs = {});
 // Single-output convenience.

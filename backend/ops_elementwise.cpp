@@ -325,6 +325,7 @@ KERAS_REGISTER_OP(sum_to_shape) {
   };
 }
 KERAS_REGISTER_OP(cast) {
+  def.half_native = true;
   def.shape = [](const Specs& in, const Attrs& a) {
     return Specs{{in.at(0).shape, static_cast<DType>(a.get_int("dtype"))}};
   };

@@ -206,6 +206,7 @@ Specs squeeze_spec(const Specs& in, const Attrs& a) { return {{squeeze_shape(in.
 // Views need no device code: one kernel re-describes the input for every device kind.
 void set_view_kernel(OpDef& def, Shape (*out_shape)(const Tensor&, const Attrs&)) {
   def.kernel_allocates = true;
+  def.half_native = true;
   for (auto& k : def.kernels)
     k = [out_shape](const TensorList& in, TensorList& out, const Attrs& a) { out = {in[0].view(out_shape(in[0], a))}; };
 }

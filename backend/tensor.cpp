@@ -1,5 +1,7 @@
 #include "backend/tensor.h"
 
+#include "backend/half.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -54,6 +56,7 @@ Tensor Tensor::scalar(double value, DType dtype, Device device) { return full({}
 
 Tensor Tensor::arange(double start, double stop, double step, DType dtype, Device device) {
   if (step == 0) fail<ValueError>("Tensor::arange", "a non-zero step", "0");
+  if (is_half(dtype)) return arange(start, stop, step, DType::float32, device).astype(dtype);
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
   Tensor t = empty({n}, dtype, Device::cpu());
   dispatch_dtype(dtype, [&](auto tag) {
@@ -245,6 +248,7 @@ double element_as_double(const Tensor& t, int64_t flat) {
   }
   const char* base = static_cast<const char*>(t.impl().storage->data);
   int64_t index = t.impl().offset + offset;
+  if (is_half(t.dtype())) return half_to_float(t.dtype(), reinterpret_cast<const uint16_t*>(base)[index]);
   return dispatch_dtype(t.dtype(), [&](auto tag) -> double {
     using T = decltype(tag);
     return static_cast<double>(reinterpret_cast<const T*>(base)[index]);

@@ -56,6 +56,7 @@
 #include "keras/utils/file_util.h"
 #include "keras/utils/zip.h"
 #include "layers/activation.h"
+#include "layers/dtype_policy.h"
 #include "layers/additive_attention.h"
 #include "layers/attention.h"
 #include "layers/average_pooling1d.h"

@@ -8,7 +8,7 @@ struct ActivationOptions {
   std::string activation = "linear";  // any name ops::activation knows; ValueError otherwise
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class ActivationImpl : public Layer {

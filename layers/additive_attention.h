@@ -13,7 +13,7 @@ struct AdditiveAttentionOptions {
   std::optional<int64_t> seed;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class AdditiveAttentionImpl : public AttentionImpl {

@@ -24,7 +24,7 @@ struct AttentionOptions {
   std::optional<int64_t> seed;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class AttentionImpl : public Layer {

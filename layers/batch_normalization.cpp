@@ -53,6 +53,9 @@ void BatchNormalizationImpl::build(const std::vector<Shape>& shapes) {
                        options_.beta_constraint.ptr());
   moving_mean_ = add_weight("moving_mean", c, options_.moving_mean_initializer.ptr(), false);
   moving_variance_ = add_weight("moving_variance", c, options_.moving_variance_initializer.ptr(), false);
+  // As Keras's: the statistics and their update stay float32 under mixed policies (see call).
+  for (Variable* v : {&gamma_, &beta_, &moving_mean_, &moving_variance_})
+    if (v->defined()) v->set_autocast(false);
 }
 
 namespace {
@@ -93,6 +96,9 @@ ops::BatchNormOutputs synchronized_moments(const Tensor& x, const Tensor& mask) 
 }  // namespace
 
 TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallContext& ctx) {
+  // Two-byte inputs are normalized in float32 and the result rounded back, as Keras does.
+  const DType in_dtype = inputs[0].dtype();
+  if (is_half(in_dtype)) return {ops::cast(call({ops::cast(inputs[0], DType::float32)}, ctx)[0], in_dtype)};
   const Tensor& x = inputs[0];
   Tensor gamma = options_.scale ? gamma_.value() : Tensor();
   Tensor beta = options_.center ? beta_.value() : Tensor();

@@ -40,7 +40,7 @@ struct BatchNormalizationOptions {
   double renorm_momentum = 0.99;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class BatchNormalizationImpl : public Layer {

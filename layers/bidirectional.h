@@ -23,7 +23,7 @@ struct BidirectionalOptions {
   LayerPtr backward_layer;         // optional
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: the forward layer's, then the backward layer's. ValueError for a missing or

@@ -12,7 +12,7 @@ struct CenterCropOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Input (batch, H, W, C) or (H, W, C). When the image is at least (height, width) the window

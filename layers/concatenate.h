@@ -13,7 +13,7 @@ struct ConcatenateOptions {
   int axis = -1;  // may be negative; counts the batch axis, as Keras
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class ConcatenateImpl : public MergeImpl {

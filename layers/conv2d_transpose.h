@@ -30,7 +30,7 @@ struct Conv2DTransposeOptions {
   ConstraintArg bias_constraint;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: kernel (kh, kw, filters, in) (note: out before in, as Keras), bias (filters,).

@@ -63,7 +63,7 @@ struct ConvLSTMOptions {
   bool zero_output_for_mask = false;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 using ConvLSTM1DOptions = ConvLSTMOptions;
 using ConvLSTM2DOptions = ConvLSTMOptions;

@@ -46,7 +46,7 @@ struct ConvLSTMCellOptions {
   std::optional<int64_t> seed;
   std::string name = "conv_lstm_cell";
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // The construction checks of the cell (ValueError naming `where`): rank 1-3, filters >= 1, sizes

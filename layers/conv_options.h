@@ -41,7 +41,7 @@ struct ConvOptions {
   ConstraintArg bias_constraint;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 namespace conv {

@@ -10,7 +10,7 @@ struct Cropping1DOptions {
   PairArg cropping = 1;  // non-negative (ValueError otherwise); one int crops both ends
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class Cropping1DImpl : public Layer {

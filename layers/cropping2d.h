@@ -12,7 +12,7 @@ struct Cropping2DOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class Cropping2DImpl : public Layer {

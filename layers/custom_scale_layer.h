@@ -18,7 +18,7 @@ struct CustomScaleLayerOptions {
   std::optional<double> scale;  // required, as in Keras (ValueError when unset)
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class CustomScaleLayerImpl : public Layer {

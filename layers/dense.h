@@ -21,7 +21,7 @@ struct DenseOptions {
   ConstraintArg bias_constraint;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: kernel (in, units), bias (units,) when use_bias. Input: rank >= 2 with a known last

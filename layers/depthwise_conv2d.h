@@ -25,7 +25,7 @@ struct DepthwiseConv2DOptions {
   ConstraintArg bias_constraint;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: kernel (kh, kw, in, depth_multiplier) (Keras 3 name "kernel"; Keras 2 files call it

@@ -28,7 +28,7 @@ struct DotOptions {
   bool normalize = false;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Exactly two inputs of rank >= 2; the contracted extents must agree (unknown matches); the

@@ -15,7 +15,7 @@ struct DropoutOptions {
   std::optional<int64_t> seed;         // seeds this layer's mask stream; unseeded: global stream
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Training: each element (each element of the noise shape, broadcast) is zeroed with probability

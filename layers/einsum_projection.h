@@ -28,7 +28,7 @@ struct EinsumProjectionOptions {
   ConstraintPtr bias_constraint;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Input: rank > contracted, the trailing `contracted` extents known (and fixed once built).

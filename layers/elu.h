@@ -10,7 +10,7 @@ struct ELUOptions {
   double alpha = 1.0;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class ELUImpl : public Layer {

@@ -10,6 +10,7 @@ namespace keras::layers {
 
 EmbeddingImpl::EmbeddingImpl(EmbeddingOptions options)
     : Layer(config::base_options(options)), options_(std::move(options)) {
+  autocast_inputs_ = false;  // float ids would be rounded in a two-byte compute dtype
   if (options_.input_dim < 1) fail<ValueError>(where(), "input_dim >= 1", std::to_string(options_.input_dim));
   if (options_.output_dim < 1) fail<ValueError>(where(), "output_dim >= 1", std::to_string(options_.output_dim));
   if (!options_.embeddings_initializer) fail<ValueError>(where(), "an embeddings_initializer", "none");
@@ -71,7 +72,7 @@ std::vector<Shape> EmbeddingImpl::compute_output_shape(const std::vector<Shape>&
   return {out};
 }
 
-std::vector<DType> EmbeddingImpl::compute_output_dtype(const std::vector<DType>&) { return {DType::float32}; }
+std::vector<DType> EmbeddingImpl::compute_output_dtype(const std::vector<DType>&) { return {compute_dtype()}; }
 
 json EmbeddingImpl::get_config() const {
   json c = base_config();

@@ -21,7 +21,7 @@ struct EmbeddingOptions {
   Tensor weights;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weight: embeddings (input_dim, output_dim). Input: ids of any shape with a batch axis, int32

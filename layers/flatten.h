@@ -10,7 +10,7 @@ struct FlattenOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class FlattenImpl : public Layer {

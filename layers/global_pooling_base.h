@@ -12,7 +12,7 @@ struct GlobalPoolingOptions {
   bool keepdims = false;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class GlobalPoolingBaseImpl : public Layer {

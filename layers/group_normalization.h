@@ -26,7 +26,7 @@ struct GroupNormalizationOptions {
   ConstraintArg gamma_constraint;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class GroupNormalizationImpl : public Layer {

@@ -34,7 +34,7 @@ struct GroupQueryAttentionOptions {
   std::optional<int64_t> seed;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class GroupQueryAttentionImpl : public attention::ProjectionOwner {

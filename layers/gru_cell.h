@@ -33,7 +33,7 @@ struct GRUCellOptions {
   std::optional<int64_t> seed;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: kernel (in, 3*units), recurrent_kernel (units, 3*units), bias (3*units,) or, with

@@ -7,7 +7,7 @@ namespace keras::layers {
 struct IdentityOptions {
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class IdentityImpl : public Layer {

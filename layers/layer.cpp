@@ -48,11 +48,10 @@ std::string KerasTensor::str() const {
          (layer ? layer->name() : std::string("?")) + "')";
 }
 
-Layer::Layer(const LayerOptions& options) : name_(options.name), trainable_(options.trainable), dtype_(options.dtype) {
-  if (dtype_ != "float32")
-    fail<TypeError>("Layer '" + options.name + "'", "dtype 'float32'", "'" + dtype_ + "'",
-                    "Other layer dtypes arrive with mixed precision.");
-}
+Layer::Layer(const LayerOptions& options)
+    : name_(options.name),
+      trainable_(options.trainable),
+      policy_(DTypePolicy::from_name(options.dtype, "Layer '" + options.name + "' dtype")) {}
 
 std::string Layer::name() const { return name_.empty() ? snake_case(class_name()) : name_; }
 
@@ -129,7 +128,8 @@ TensorList Layer::get_weights() const {
 
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const InitializerPtr& initializer,
                            bool trainable, const RegularizerPtr& regularizer, const ConstraintPtr& constraint,
-                           DType dtype) {
+                           std::optional<DType> dtype_given) {
+  const DType dtype = dtype_given.value_or(policy_.variable_dtype);
   if (!in_build_)
     fail<StateError>(where() + " add_weight('" + name + "')", "a call from build()", "a call outside it");
   for (const auto& w : own_weights_)
@@ -218,7 +218,7 @@ void Layer::mark_built(const std::vector<Shape>& input_shapes) {
   built_ = true;
 }
 
-json Layer::base_config() const { return {{"name", name()}, {"trainable", trainable_}, {"dtype", dtype_}}; }
+json Layer::base_config() const { return {{"name", name()}, {"trainable", trainable_}, {"dtype", policy_.name}}; }
 json Layer::get_config() const { return base_config(); }
 
 void Layer::ensure_built(const std::vector<Shape>& input_shapes) {
@@ -258,7 +258,7 @@ std::vector<Shape> Layer::compute_output_shape(const std::vector<Shape>& input_s
 }
 
 std::vector<DType> Layer::compute_output_dtype(const std::vector<DType>& input_dtypes) {
-  if (!own_weights_.empty() || input_dtypes.empty()) return {DType::float32};
+  if (!own_weights_.empty() || input_dtypes.empty()) return {policy_.compute_dtype};
   return {input_dtypes[0]};
 }
 
@@ -302,8 +302,19 @@ Tensor Layer::operator()(const Tensor& x, CallArgs args) {
   return out[0];
 }
 
-TensorList Layer::operator()(const TensorList& xs, CallArgs args) {
-  check_keywords(*this, xs.size(), args);
+TensorList Layer::operator()(const TensorList& xs_given, CallArgs args) {
+  check_keywords(*this, xs_given.size(), args);
+  // Keras's autocast: floating inputs in the compute dtype, masks kept.
+  TensorList xs = xs_given;
+  if (autocast_inputs_)
+    for (auto& x : xs)
+      if (x.defined() && policy_.casts_input(x.dtype())) {
+        Tensor cast = ops::cast(x, policy_.compute_dtype);
+        if (x.keras_mask().defined()) cast.set_keras_mask(x.keras_mask());
+        x = cast;
+      }
+  // Variables read inside the call come in the compute dtype (two-byte policies only).
+  AutocastScope autocast(is_half(policy_.compute_dtype) ? std::optional<DType>(policy_.compute_dtype) : std::nullopt);
   std::optional<instrumentation::LayerScope> layer_scope;  // names are built only while observed
   if (instrumentation::active()) layer_scope.emplace(name(), class_name());
   std::vector<Shape> shapes;
@@ -365,7 +376,7 @@ std::vector<KerasTensor> Layer::operator()(const std::vector<KerasTensor>& xs, C
   std::vector<DType> dtypes;
   for (const auto& x : xs) {
     shapes.push_back(x.shape);
-    dtypes.push_back(x.dtype);
+    dtypes.push_back(autocast_inputs_ && policy_.casts_input(x.dtype) ? policy_.compute_dtype : x.dtype);
   }
   check_keywords(*this, xs.size(), args);
   if (!args.mask.empty())

@@ -24,6 +24,7 @@
 #include "backend/op_registry.h"
 #include "backend/random.h"
 #include "backend/variable.h"
+#include "layers/dtype_policy.h"
 #include "layers/initializer.h"
 #include "layers/keras_tensor.h"
 
@@ -72,7 +73,7 @@ struct CallContext {
 struct LayerOptions {
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // One call of a layer on symbolic tensors: a node of the functional graph.
@@ -97,6 +98,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::string name() const;
   bool has_name() const { return !name_.empty(); }
   void set_name(const std::string& name);
+
+  // ---- dtype policy (dtype_policy.h) ----
+  const DTypePolicy& dtype_policy() const { return policy_; }
+  DType compute_dtype() const { return policy_.compute_dtype; }
+  DType variable_dtype() const { return policy_.variable_dtype; }
 
   // ---- trainability ----
   bool trainable() const { return trainable_; }
@@ -126,7 +132,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Output shapes for input shapes. The default probes call() on zeros with batch 1 and no tape;
   // layers override it for speed and for exact symbolic shapes.
   virtual std::vector<Shape> compute_output_shape(const std::vector<Shape>& input_shapes);
-  // Output dtypes; default: float32 if the layer has weights, else the first input's dtype.
+  // Output dtypes for the dtypes the layer's call receives (after its input casting, see
+  // dtype_policy.h); default: the compute dtype if the layer has weights, else the first input's.
   virtual std::vector<DType> compute_output_dtype(const std::vector<DType>& input_dtypes);
   // Throws ShapeError (naming this layer and both shapes) when inputs do not fit; called before
   // build and before every call. The default accepts anything.
@@ -178,11 +185,12 @@ class Layer : public std::enable_shared_from_this<Layer> {
  protected:
   // Creates a weight (decision 5: path from the layer name). `trainable=false` makes a variable
   // that is never trained (moving statistics). `constraint` is attached to the variable, so every
-  // optimizer applies it after updating it. `dtype` other than float32 is for non-trainable state
-  // (Normalization's int64 count). Throws StateError outside build().
+  // optimizer applies it after updating it. `dtype`: the policy's variable dtype when not given;
+  // others are for non-trainable state (Normalization's int64 count). Throws StateError outside
+  // build().
   Variable add_weight(const std::string& name, const Shape& shape, const InitializerPtr& initializer,
                       bool trainable = true, const RegularizerPtr& regularizer = nullptr,
-                      const ConstraintPtr& constraint = nullptr, DType dtype = DType::float32);
+                      const ConstraintPtr& constraint = nullptr, std::optional<DType> dtype = std::nullopt);
   // Seeded stream for layers that draw random numbers at call time (Dropout); seeded from
   // `seed` if given, else from the global generator when first used.
   Generator& generator(std::optional<uint64_t> seed = std::nullopt);
@@ -196,6 +204,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // The keywords and options of the call being processed (CallArgs), for build() and
   // compute_output_shape(), which see only shapes; empty outside a call.
   const CallArgs& current_call_args() const { return current_args_; }
+  // Containers (models) leave the casting of inputs to the layers they hold.
+  bool autocast_inputs_ = true;
 
  private:
   struct Weight {
@@ -209,7 +219,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   bool trainable_ = true;
   bool built_ = false;
   bool in_build_ = false;
-  std::string dtype_;
+  DTypePolicy policy_;
   std::string path_prefix_;
   std::vector<Shape> build_shapes_;
   std::vector<Weight> own_weights_;

@@ -18,7 +18,7 @@ std::pair<std::string, json> unwrap_object(const json& j, const std::string& whe
 }
 
 std::string dtype_from_config(const json& j) {
-  if (j.is_null()) return "float32";
+  if (j.is_null()) return "";  // the global policy, as Keras
   if (j.is_string()) return j.get<std::string>();
   if (j.is_object()) {
     // Keras 3 DTypePolicy {"config": {"name": ...}}; Keras 2 Policy likewise.

@@ -24,7 +24,8 @@ json keras_object(const std::string& module, const std::string& class_name, cons
 // (config {}). Throws ValueError naming `where` for anything else.
 std::pair<std::string, json> unwrap_object(const json& j, const std::string& where);
 
-// Layer dtype from a config value: "float32", a DTypePolicy/Policy object, or null (float32).
+// Layer dtype policy name from a config value: "float32", a DTypePolicy/Policy object, or null
+// ("": the global policy).
 std::string dtype_from_config(const json& j);
 
 // Reads name/trainable/dtype from a layer config into any options struct with those members.

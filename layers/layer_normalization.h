@@ -23,7 +23,7 @@ struct LayerNormalizationOptions {
   ConstraintArg gamma_constraint;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class LayerNormalizationImpl : public Layer {

@@ -20,7 +20,7 @@ struct LayerScaleOptions {
   int64_t projection_dim = 0;  // required: > 0 (ValueError otherwise)
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class LayerScaleImpl : public Layer {

@@ -11,7 +11,7 @@ struct LeakyReLUOptions {
   double negative_slope = 0.3;  // >= 0 (ValueError otherwise)
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class LeakyReLUImpl : public Layer {

@@ -34,7 +34,7 @@ struct LSTMOptions {
   bool zero_output_for_mask = false;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: the cell's kernel, recurrent_kernel, bias (paths "<lstm>/lstm_cell/kernel", ...).

@@ -31,7 +31,7 @@ struct LSTMCellOptions {
   std::optional<int64_t> seed;     // of the dropout masks
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: kernel (in, 4*units), recurrent_kernel (units, 4*units), bias (4*units,) when

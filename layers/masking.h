@@ -11,7 +11,7 @@ struct MaskingOptions {
   double mask_value = 0.0;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class MaskingImpl : public Layer {

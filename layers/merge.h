@@ -21,7 +21,7 @@ namespace keras::layers {
 struct MergeOptions {
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class MergeImpl : public Layer {

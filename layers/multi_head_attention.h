@@ -44,7 +44,7 @@ struct MultiHeadAttentionOptions {
   std::optional<int64_t> seed;  // seeds the dropout stream
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class MultiHeadAttentionImpl : public attention::ProjectionOwner {

@@ -134,7 +134,7 @@ void NormalizationImpl::build(const std::vector<Shape>& shapes) {
     if (expanded[d] != 1 && expanded[d] != target[d])
       fail<ValueError>(where(), "a mean and variance that broadcast onto the kept extents " + shape_str(kept_shape),
                        "shape " + shape_str(ms));
-  const DType dt = dtype_from_name(options_.dtype);
+  const DType dt = compute_dtype();
   auto constant = [&](const NormalizationValue& v) {
     Tensor t = ops::cast(Tensor::from_vector<double>(v.values, expanded), dt);
     return ops::broadcast_to(t, target).contiguous();
@@ -145,7 +145,7 @@ void NormalizationImpl::build(const std::vector<Shape>& shapes) {
 }
 
 TensorList NormalizationImpl::call(const TensorList& inputs, const CallContext&) {
-  const DType dt = dtype_from_name(options_.dtype);
+  const DType dt = compute_dtype();
   Tensor x = inputs[0].dtype() == dt ? inputs[0] : ops::cast(inputs[0], dt);
   Tensor mean = options_.mean.given ? given_mean_ : ops::cast(ops::reshape(mean_.value(), broadcast_shape()), dt);
   Tensor variance = options_.mean.given ? given_variance_ : ops::cast(ops::reshape(variance_.value(), broadcast_shape()), dt);
@@ -160,7 +160,7 @@ std::vector<Shape> NormalizationImpl::compute_output_shape(const std::vector<Sha
 }
 
 std::vector<DType> NormalizationImpl::compute_output_dtype(const std::vector<DType>&) {
-  return {dtype_from_name(options_.dtype)};
+  return {compute_dtype()};
 }
 
 json NormalizationImpl::get_config() const {

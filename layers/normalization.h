@@ -48,7 +48,7 @@ struct NormalizationOptions {
   bool invert = false;  // apply the inverse: turn normalized values back into data
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class NormalizationImpl : public Layer {

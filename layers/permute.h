@@ -11,7 +11,7 @@ struct PermuteOptions {
   std::vector<int64_t> dims;  // a permutation of 1..len(dims) (ValueError otherwise)
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class PermuteImpl : public Layer {

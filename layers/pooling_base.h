@@ -20,7 +20,7 @@ struct Pooling1DOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 struct Pooling2DOptions {
@@ -30,7 +30,7 @@ struct Pooling2DOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class PoolingBaseImpl : public Layer {

@@ -16,7 +16,7 @@ struct RandomBrightnessOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Training: per image d uniform in [lower, upper) times (max - min) of value_range;

@@ -17,7 +17,7 @@ struct RandomContrastOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Training: per image f uniform in [1 - lower, 1 + upper); y = clip((x - m) * f + m, value_range)

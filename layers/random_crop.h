@@ -16,7 +16,7 @@ struct RandomCropOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Keras 3 semantics, including its surprises:

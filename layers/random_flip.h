@@ -14,7 +14,7 @@ struct RandomFlipOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Training: one uniform draw u per image; the image is flipped when u <= 0.5 (left-right for

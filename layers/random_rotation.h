@@ -18,7 +18,7 @@ struct RandomRotationOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Training: one angle per image, uniform in [lower * 360, upper * 360) degrees, turning the image

@@ -19,7 +19,7 @@ struct RandomTranslationOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Training: per image, dy = uniform(lower, upper of height_factor) * H, then dx alike * W; the

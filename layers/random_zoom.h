@@ -19,7 +19,7 @@ struct RandomZoomOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Training: per image, zh uniform in [1 + lower, 1 + upper) of height_factor, then zw of

@@ -15,7 +15,7 @@ struct ReLUOptions {
   double threshold = 0.0;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class ReLUImpl : public Layer {

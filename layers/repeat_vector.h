@@ -9,7 +9,7 @@ struct RepeatVectorOptions {
   int64_t n = 1;  // >= 1 (ValueError otherwise); Keras requires it, so configs always carry it
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class RepeatVectorImpl : public Layer {

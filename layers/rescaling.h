@@ -16,7 +16,7 @@ struct RescalingOptions {
   std::vector<double> channel_scales;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class RescalingImpl : public Layer {

@@ -9,7 +9,7 @@ struct ReshapeOptions {
   Shape target_shape;  // without the batch axis; extents >= 1, at most one -1 (ValueError otherwise)
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // ShapeError naming the layer when the input's per-sample element count does not fit the target.

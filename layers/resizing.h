@@ -21,7 +21,7 @@ struct ResizingOptions {
   std::string data_format = "channels_last";
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Input (batch, H, W, C) or one image (H, W, C); output (..., height, width, C), float (integer

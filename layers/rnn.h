@@ -48,7 +48,7 @@ struct RNNOptions {
   bool zero_output_for_mask = false;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: the cell's. Input: rank 3 (rank 2 + the cell's step_rank()) with a known feature

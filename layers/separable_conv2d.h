@@ -29,7 +29,7 @@ struct SeparableConv2DOptions {
   ConstraintArg bias_constraint;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: depthwise_kernel (kh, kw, in, dm), pointwise_kernel (1, 1, in*dm, filters), bias

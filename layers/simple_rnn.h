@@ -32,7 +32,7 @@ struct SimpleRNNOptions {
   bool zero_output_for_mask = false;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: the cell's kernel, recurrent_kernel, bias (paths "<simple_rnn>/simple_rnn_cell/kernel", ...).

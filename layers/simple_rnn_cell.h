@@ -28,7 +28,7 @@ struct SimpleRNNCellOptions {
   std::optional<int64_t> seed;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: kernel (in, units), recurrent_kernel (units, units), bias (units,) when use_bias.

@@ -10,7 +10,7 @@ struct SoftmaxOptions {
   int64_t axis = -1;  // IndexError at call time when outside the input's rank
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class SoftmaxImpl : public Layer {

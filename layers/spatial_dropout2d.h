@@ -16,7 +16,7 @@ struct SpatialDropout2DOptions {
   std::optional<int64_t> seed;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class SpatialDropout2DImpl : public Layer {

@@ -14,7 +14,7 @@ struct StackedRNNCellsOptions {
   std::vector<LayerPtr> cells;  // RNNCell layers (SimpleRNNCell, LSTMCell, GRUCell, ...), >= 1
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: each cell's, in cell order. ValueError for an empty list or a layer that is no cell.

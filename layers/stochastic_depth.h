@@ -20,7 +20,7 @@ struct StochasticDepthOptions {
   double drop_path_rate = 0.0;  // in [0, 1] (ValueError otherwise)
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class StochasticDepthImpl : public Layer {

@@ -13,7 +13,7 @@ struct TimeDistributedOptions {
   LayerPtr layer;  // required; one input, one output
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // Weights: the wrapped layer's (paths "<time_distributed>/<layer>/..."). Input: rank >= 3

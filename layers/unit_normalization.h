@@ -14,7 +14,7 @@ struct UnitNormalizationOptions {
   bool axis_is_list = false;
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 // ShapeError (naming the layer) for an axis outside the input's rank; ValueError for no axis.

@@ -9,7 +9,7 @@ struct UpSampling1DOptions {
   int64_t size = 2;  // >= 1 (ValueError otherwise)
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class UpSampling1DImpl : public Layer {

@@ -14,7 +14,7 @@ struct UpSampling2DOptions {
   std::string interpolation = "nearest";  // "nearest" or "bilinear" (ValueError otherwise)
   std::string name;
   bool trainable = true;
-  std::string dtype = "float32";
+  std::string dtype;  // a dtype policy name; empty: the global policy
 };
 
 class UpSampling2DImpl : public Layer {

@@ -66,7 +66,9 @@ json Loss::get_config() const { return json{{"name", name_}, {"reduction", reduc
 Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const Tensor& sample_weight) const {
   if (!y_true.defined() || !y_pred.defined())
     fail<ValueError>(where(), "defined y_true and y_pred", "an undefined tensor");
-  Tensor losses = call(y_true, y_pred);
+  // Losses compute in float32 under mixed precision (Keras casts to the loss's dtype).
+  auto float32 = [](const Tensor& t) { return is_half(t.dtype()) ? ops::cast(t, DType::float32) : t; };
+  Tensor losses = call(float32(y_true), float32(y_pred));
   // Keras masks the losses of padded timesteps through the prediction's mask.
   const Tensor weight = apply_mask(sample_weight, y_pred.keras_mask(), losses.dtype(), reduction_);
   try {

@@ -8,6 +8,8 @@
 #include <regex>
 #include <unordered_set>
 
+#include "backend/ops.h"
+
 namespace keras::optimizers {
 namespace {
 
@@ -81,7 +83,7 @@ void Optimizer::set_iterations(int64_t value) {
 }
 
 double Optimizer::learning_rate() const {
-  if (schedule_) return (*schedule_)(iterations());
+  if (schedule_) return (*schedule_)(Optimizer::iterations());
   return learning_rate_var_.value().item();
 }
 
@@ -170,7 +172,7 @@ void Optimizer::reset() {
   built_ = false;
   built_paths_.clear();
   slots_.clear();
-  set_iterations(0);
+  Optimizer::set_iterations(0);
 }
 
 std::vector<Variable> Optimizer::variables() const {
@@ -217,6 +219,10 @@ void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable>>& 
     vars.push_back(v);
   }
   apply(grads, vars);
+}
+
+Tensor Optimizer::scale_loss(const Tensor& loss) const {
+  return loss_scale_factor_ ? ops::multiply(loss, *loss_scale_factor_) : loss;
 }
 
 void Optimizer::apply(const TensorList& grads, const std::vector<Variable>& vars) {
@@ -275,9 +281,9 @@ void Optimizer::apply(const TensorList& grads, const std::vector<Variable>& vars
   const double clip_value = clipvalue_ && *clipvalue_ > 0 ? *clipvalue_ : 0.0;
 
   // 3. One fused op per variable.
-  const double lr = learning_rate();
+  const double lr = Optimizer::learning_rate();
   Attrs base;
-  base.set("learning_rate", lr).set("step", iterations() + 1).set("clip_value", clip_value);
+  base.set("learning_rate", lr).set("step", Optimizer::iterations() + 1).set("clip_value", clip_value);
   update_attrs(base);
   for (size_t i = 0; i < pairs.size(); ++i) {
     Attrs attrs = base;
@@ -285,7 +291,7 @@ void Optimizer::apply(const TensorList& grads, const std::vector<Variable>& vars
     attrs.set("decay", weight_decay_ && use_weight_decay(*pairs[i].var) ? lr * *weight_decay_ : 0.0);
     update_step(pairs[i].grad, *pairs[i].var, *pairs[i].slots, attrs);
   }
-  set_iterations(iterations() + 1);
+  Optimizer::set_iterations(Optimizer::iterations() + 1);
   // 4. Constraints, as Keras: right after the update, on the variables that were updated.
   for (const auto& p : pairs) {
     Variable var = *p.var;  // a handle on the same variable

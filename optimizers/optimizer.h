@@ -111,7 +111,10 @@ class Optimizer {
   // when a trainable variable with a gradient is not in the built set (naming its path; call
   // build() with the new set after a trainability change); ShapeError naming the path when a
   // gradient's shape differs from its variable's.
-  void apply(const TensorList& grads, const std::vector<Variable>& vars);
+  virtual void apply(const TensorList& grads, const std::vector<Variable>& vars);
+  // Keras 3's scale_loss: the loss whose gradients apply() expects, loss * loss_scale_factor
+  // (the loss itself without one). fit's train step calls it; custom training loops should too.
+  virtual Tensor scale_loss(const Tensor& loss) const;
   // The same from (gradient, variable) pairs.
   void apply_gradients(const std::vector<std::pair<Tensor, Variable>>& grads_and_vars);
 
@@ -120,26 +123,26 @@ class Optimizer {
   // a trainability change, on re-compile) it rebuilds for the new set: slots of paths still
   // present with the same shape keep their values, others are created, dropped ones go.
   // Throws ValueError when two variables share a path.
-  void build(const std::vector<Variable>& vars);
-  bool built() const { return built_; }
+  virtual void build(const std::vector<Variable>& vars);
+  virtual bool built() const { return built_; }
   // Forgets every slot, the built set and the step count (a fresh optimizer with the same
   // hyperparameters).
-  void reset();
+  virtual void reset();
   // iteration, learning_rate (float rate only), then slots in Keras's order.
-  std::vector<Variable> variables() const;
+  virtual std::vector<Variable> variables() const;
   // The slot `slot` ("momentum") of the variable at `var_path`; ValueError when absent.
   Variable slot(const std::string& var_path, const std::string& slot) const;
   // Paths of the variables the optimizer was built for, in build order.
   const std::vector<std::string>& built_paths() const { return built_paths_; }
-  int64_t iterations() const;
-  void set_iterations(int64_t value);
+  virtual int64_t iterations() const;
+  virtual void set_iterations(int64_t value);
 
   // ---- learning rate ----
   // The rate the next step uses: the schedule at `iterations`, or the float.
-  double learning_rate() const;
+  virtual double learning_rate() const;
   // Sets a float rate; TypeError when the optimizer was built with a schedule (as Keras).
-  void set_learning_rate(double value);
-  void set_learning_rate(schedules::SchedulePtr schedule);
+  virtual void set_learning_rate(double value);
+  virtual void set_learning_rate(schedules::SchedulePtr schedule);
   const schedules::SchedulePtr& learning_rate_schedule() const { return schedule_; }
 
   // ---- hyperparameters ----

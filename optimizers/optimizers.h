@@ -3,6 +3,7 @@
 #include "optimizers/adagrad.h"
 #include "optimizers/adam.h"
 #include "optimizers/adamw.h"
+#include "optimizers/loss_scale_optimizer.h"
 #include "optimizers/optimizer.h"
 #include "optimizers/rmsprop.h"
 #include "optimizers/schedules.h"

@@ -1,5 +1,8 @@
 // Conv-Conv-Pool-Dense on Fashion-MNIST, 5 epochs. Its last line is `test_accuracy=<value>`.
 //
+// `--policy mixed_bfloat16` (or any dtype policy) trains under that global policy, the softmax
+// layer kept float32 as Keras's mixed-precision guide advises.
+//
 // Data-parallel over processes: `mpirun -np 2 build/apps/fashion_mnist_cnn --distributed`. The
 // global batch stays 128 (64 rows per process), so it takes the same steps as one process; only
 // process 0 prints.
@@ -15,8 +18,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--distributed") == 0) {
       distributed = true;
+    } else if (std::strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
+      k::mixed_precision::set_global_policy(argv[++i]);
     } else {
-      std::fprintf(stderr, "fashion_mnist_cnn: expected no option or --distributed, got '%s'\n", argv[i]);
+      std::fprintf(stderr, "fashion_mnist_cnn: expected --distributed or --policy <name>, got '%s'\n", argv[i]);
       return 2;
     }
   }
@@ -36,7 +41,7 @@ int main(int argc, char** argv) {
       k::layers::MaxPooling2D({.pool_size = 2}),
       k::layers::Flatten(),
       k::layers::Dense({.units = 128, .activation = "relu"}),
-      k::layers::Dense({.units = 10, .activation = "softmax"}),
+      k::layers::Dense({.units = 10, .activation = "softmax", .dtype = "float32"}),
   });
   if (chief) model.summary();
   if (chief && distributed) std::printf("data parallel over %d processes\n", k::distribution::num_processes());

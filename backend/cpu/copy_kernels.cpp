@@ -1,6 +1,7 @@
 // Memory ops every device provides: strided copy, dtype conversion, fill, assign.
 #include <cstring>
 
+#include "backend/half.h"
 #include "backend/op_registry.h"
 
 namespace keras {
@@ -52,6 +53,7 @@ KERAS_REGISTER_OP(copy) {
   def.shape = same_as_first_input;
   def.kernel_allocates = true;
   def.strided_inputs = true;
+  def.half_native = true;
 }
 KERAS_REGISTER_KERNEL(copy, cpu, [](const TensorList& in, TensorList& out, const Attrs&) {
   const Tensor& src = in[0];
@@ -60,8 +62,44 @@ KERAS_REGISTER_KERNEL(copy, cpu, [](const TensorList& in, TensorList& out, const
   copy_strided(src, static_cast<char*>(dst.raw_data()));
 });
 
-KERAS_REGISTER_OP(astype) { def.shape = astype_shape; }
-KERAS_REGISTER_KERNEL(astype, cpu, [](const TensorList& in, TensorList& out, const Attrs&) {
+namespace {
+
+// Conversions to and from the two-byte floats pass through float32 (double -> bfloat16 rounds
+// twice, as TensorFlow's cast does).
+void astype_half(const Tensor& src, Tensor& dst) {
+  const int64_t n = src.numel();
+  const DType from = src.dtype(), to = dst.dtype();
+  if (is_half(from)) {
+    const auto* s = static_cast<const uint16_t*>(src.raw_data());
+    if (is_half(to)) {
+      auto* d = static_cast<uint16_t*>(dst.raw_data());
+#pragma omp parallel for if (n > (1 << 16)) schedule(static)
+      for (int64_t i = 0; i < n; ++i) d[i] = half_from_float(to, half_to_float(from, s[i]));
+      return;
+    }
+    dispatch_dtype(to, [&](auto dst_tag) {
+      using D = decltype(dst_tag);
+      D* d = static_cast<D*>(dst.raw_data());
+#pragma omp parallel for if (n > (1 << 16)) schedule(static)
+      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(half_to_float(from, s[i]));
+    });
+    return;
+  }
+  auto* d = static_cast<uint16_t*>(dst.raw_data());
+  dispatch_dtype(from, [&](auto src_tag) {
+    using S = decltype(src_tag);
+    const S* s = static_cast<const S*>(src.raw_data());
+#pragma omp parallel for if (n > (1 << 16)) schedule(static)
+    for (int64_t i = 0; i < n; ++i) d[i] = half_from_float(to, static_cast<float>(s[i]));
+  });
+}
+
+void astype_kernel(const TensorList& in, TensorList& out, const Attrs&) {
+  if (in[0].dtype() == out[0].dtype()) {
+    std::memcpy(out[0].raw_data(), in[0].raw_data(), in[0].nbytes());
+    return;
+  }
+  if (is_half(in[0].dtype()) || is_half(out[0].dtype())) return astype_half(in[0], out[0]);
   int64_t n = in[0].numel();
   dispatch_dtype(in[0].dtype(), [&](auto src_tag) {
     using S = decltype(src_tag);
@@ -72,28 +110,46 @@ KERAS_REGISTER_KERNEL(astype, cpu, [](const TensorList& in, TensorList& out, con
       for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(s[i]);
     });
   });
-});
-
-KERAS_REGISTER_OP(fill) {
-  def.shape = [](const std::vector<TensorSpec>&, const Attrs&) { return std::vector<TensorSpec>{}; };
-  def.mutates_inputs = true;
 }
-KERAS_REGISTER_KERNEL(fill, cpu, [](const TensorList& in, TensorList&, const Attrs& a) {
+
+void fill_kernel(const TensorList& in, TensorList&, const Attrs& a) {
   double v = a.get_float("value");
   Tensor t = in[0];
   int64_t n = t.numel();
+  if (is_half(t.dtype())) {
+    const uint16_t bits = half_from_float(t.dtype(), static_cast<float>(v));
+    auto* p = static_cast<uint16_t*>(t.raw_data());
+    for (int64_t i = 0; i < n; ++i) p[i] = bits;
+    return;
+  }
   dispatch_dtype(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = static_cast<T*>(t.raw_data());
     T value = static_cast<T>(v);
     for (int64_t i = 0; i < n; ++i) p[i] = value;
   });
-});
+}
+
+}  // namespace
+
+KERAS_REGISTER_OP(astype) {
+  def.shape = astype_shape;
+  def.half_native = true;
+}
+KERAS_REGISTER_KERNEL(astype, cpu, astype_kernel);
+
+KERAS_REGISTER_OP(fill) {
+  def.shape = [](const std::vector<TensorSpec>&, const Attrs&) { return std::vector<TensorSpec>{}; };
+  def.mutates_inputs = true;
+  def.half_native = true;
+}
+KERAS_REGISTER_KERNEL(fill, cpu, fill_kernel);
 
 // assign(dst, src): copies src into dst's memory.
 KERAS_REGISTER_OP(assign) {
   def.shape = [](const std::vector<TensorSpec>&, const Attrs&) { return std::vector<TensorSpec>{}; };
   def.mutates_inputs = true;
+  def.half_native = true;
 }
 KERAS_REGISTER_KERNEL(assign, cpu, [](const TensorList& in, TensorList&, const Attrs&) {
   Tensor dst = in[0];

@@ -215,6 +215,7 @@ void gather(int elem_size, const void* src, const Indexer& index, void* out, int
     gather_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const T*>(src), index, static_cast<T*>(out), n);
   };
   if (elem_size == 1) run(uint8_t{});
+  else if (elem_size == 2) run(uint16_t{});
   else if (elem_size == 4) run(uint32_t{});
   else if (elem_size == 8) run(uint64_t{});
 }

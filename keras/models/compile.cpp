@@ -5,6 +5,7 @@
 #include "backend/autodiff.h"
 #include "backend/ops.h"
 #include "keras/models/train_state.h"
+#include "optimizers/loss_scale_optimizer.h"
 
 namespace keras {
 
@@ -38,6 +39,10 @@ void Model::compile(const CompileOptions& o) {
   auto resolve_loss = [](const NamedOr<losses::Loss>& l) { return l.object ? l.object : losses::get(l.name); };
   TrainState fresh;
   fresh.optimizer = o.optimizer.object ? o.optimizer.object : optimizers::get(o.optimizer.name);
+  // Keras wraps the optimizer of a mixed_float16 model: float16 gradients need loss scaling.
+  if (dtype_policy().name == "mixed_float16" &&
+      !dynamic_cast<const optimizers::LossScaleOptimizerImpl*>(fresh.optimizer.get()))
+    fresh.optimizer = optimizers::LossScaleOptimizer(fresh.optimizer);
   for (size_t i = 0; i < outputs; ++i) {
     fresh.losses.push_back(resolve_loss(o.losses.empty() ? o.loss : o.losses[i]));
     fresh.loss_weights.push_back(o.loss_weights.empty() ? 1.0 : o.loss_weights[i]);
@@ -136,8 +141,14 @@ void Model::update_metrics(const TensorList& y, const TensorList& y_pred, const 
   build_metrics(y, y_pred);
   auto& st = *train_;
   for (size_t i = 0; i < y.size(); ++i) {
-    for (auto& m : st.metrics[i]) m->update_state(y[i], y_pred[i].detach());
-    for (auto& m : st.weighted_metrics[i]) m->update_state(y[i], y_pred[i].detach(), sw);
+    Tensor pred = y_pred[i].detach();
+    if (is_half(pred.dtype())) {  // metrics compute in float32 under mixed precision, as losses
+      Tensor mask = pred.keras_mask();
+      pred = pred.astype(DType::float32);
+      if (mask.defined()) pred.set_keras_mask(mask);
+    }
+    for (auto& m : st.metrics[i]) m->update_state(y[i], pred);
+    for (auto& m : st.weighted_metrics[i]) m->update_state(y[i], pred, sw);
   }
 }
 

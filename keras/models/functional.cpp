@@ -60,7 +60,9 @@ void Model::Graph::find_folds() {
   }
 }
 
-Model::Model(const std::string& name) : Layer(LayerOptions{name}), train_(std::make_unique<TrainState>()) {}
+Model::Model(const std::string& name) : Layer(LayerOptions{name}), train_(std::make_unique<TrainState>()) {
+  autocast_inputs_ = false;  // each layer inside casts for its own policy
+}
 
 Model::Model(const std::vector<KerasTensor>& inputs, const std::vector<KerasTensor>& outputs, const std::string& name)
     : Model(name) {

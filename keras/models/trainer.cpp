@@ -158,6 +158,7 @@ Logs Model::train_step(const TensorList& x_global, const TensorList& y_global, c
     {
       profiler::Span span(EventKind::phase, "loss");
       loss = compute_loss(y, y_pred, sw, true);
+      loss = st.optimizer->scale_loss(loss);  // Keras 3: loss_scale_factor, dynamic loss scaling
     }
     profiler::Span span(EventKind::phase, "backward");
     if (parallel) {

@@ -3,6 +3,7 @@
 #include "backend/errors.h"
 #include "keras/saving/detail/keras2_values.h"
 #include "keras/models/train_state.h"
+#include "optimizers/loss_scale_optimizer.h"
 #include "layers/layer_config.h"
 
 namespace keras::saving {
@@ -124,10 +125,19 @@ json compile_config(const Model& model) {
           {"jit_compile", false}};
 }
 
-json training_config(const Model& model) {
-  if (!model.compiled()) return nullptr;
-  const CompileOptions& o = model.compile_options();
-  const auto& opt = *model.optimizer();
+namespace {
+
+// An optimizer as a tf_keras training_config holds it.
+json legacy_optimizer(const optimizers::Optimizer& opt) {
+  // tf_keras's dynamic loss scaling wraps the inner optimizer's own form.
+  if (auto* lso = dynamic_cast<const optimizers::LossScaleOptimizerImpl*>(&opt)) {
+    json c = lso->get_config();
+    return {{"class_name", "LossScaleOptimizerV3"},
+            {"config", {{"inner_optimizer", legacy_optimizer(*lso->inner_optimizer())},
+                        {"dynamic", true},
+                        {"initial_scale", c["initial_scale"]},
+                        {"dynamic_growth_steps", c["dynamic_growth_steps"]}}}};
+  }
   // tf_keras 2.11+ names its (non-legacy) optimizers "Custom>Adam" and passes every config key
   // to the constructor, which knows neither loss_scale_factor nor gradient_accumulation_steps;
   // Keras 3 reads this form too.
@@ -137,11 +147,19 @@ json training_config(const Model& model) {
   opt_config["is_legacy_optimizer"] = false;
   // Keras 3 resolves a legacy "Custom>" optimizer by its config name: it must be the class name.
   opt_config["name"] = opt.class_name();
+  return {{"class_name", "Custom>" + opt.class_name()}, {"config", opt_config}};
+}
+
+}  // namespace
+
+json training_config(const Model& model) {
+  if (!model.compiled()) return nullptr;
+  const CompileOptions& o = model.compile_options();
   return keras2_values({{"loss", loss_json(o)},
                         {"metrics", metrics_json(o)},
                         {"weighted_metrics", o.weighted_metrics.empty() ? json(nullptr) : metric_list(o.weighted_metrics)},
                         {"loss_weights", loss_weights_json(o)},
-                        {"optimizer_config", {{"class_name", "Custom>" + opt.class_name()}, {"config", opt_config}}}});
+                        {"optimizer_config", legacy_optimizer(*model.optimizer())}});
 }
 
 CompileOptions compile_options_from_config(const json& c, const Model& model, const std::string& where) {

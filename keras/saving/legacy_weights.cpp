@@ -6,7 +6,7 @@
 #include "keras/saving/detail/weights_stage.h"
 #include "keras/models/model.h"
 #include "layers/layer.h"
-#include "optimizers/optimizer.h"
+#include "optimizers/loss_scale_optimizer.h"
 
 namespace keras {
 
@@ -223,7 +223,17 @@ LoadReport read_legacy_weights(const hdf5::Group& group_in, Layer& model, const 
   return stage.commit();
 }
 
-void write_legacy_optimizer_weights(hdf5::Group& group, const optimizers::Optimizer& optimizer) {
+namespace {
+// tf_keras's LossScaleOptimizerV3 saves its inner optimizer's weights alone (the scale is not
+// saved in a legacy file).
+optimizers::Optimizer& legacy_state_owner(const optimizers::Optimizer& o) {
+  auto* lso = dynamic_cast<const optimizers::LossScaleOptimizerImpl*>(&o);
+  return lso ? *lso->inner_optimizer() : const_cast<optimizers::Optimizer&>(o);
+}
+}  // namespace
+
+void write_legacy_optimizer_weights(hdf5::Group& group, const optimizers::Optimizer& given) {
+  const optimizers::Optimizer& optimizer = legacy_state_owner(given);
   // tf_keras 2.11+'s layout, which tf_keras restores: "iteration:0", then the slots in Keras's
   // order, no learning rate (training_config carries it). Keras 3 restores no optimizer state
   // from a legacy .h5 of either generation, so nothing is lost for it.
@@ -240,10 +250,11 @@ void write_legacy_optimizer_weights(hdf5::Group& group, const optimizers::Optimi
   for (size_t i = 0; i < vars.size(); ++i) group.write_dataset(names[i], vars[i].value());
 }
 
-LoadReport read_legacy_optimizer_weights(const hdf5::Group& group, optimizers::Optimizer& optimizer, const Layer& model,
+LoadReport read_legacy_optimizer_weights(const hdf5::Group& group, optimizers::Optimizer& given, const Layer& model,
                                          bool skip_mismatch) {
   std::vector<std::string> names = group.read_string_list_attr("weight_names");
-  if (!optimizer.built()) optimizer.build(model.trainable_weights());
+  if (!given.built()) given.build(model.trainable_weights());
+  optimizers::Optimizer& optimizer = legacy_state_owner(given);
   WeightStage stage(skip_mismatch);
   std::vector<Variable> vars = detail::optimizer_targets(optimizer.variables(), names.size(), stage);
   SavedLayer s{"optimizer", group, names};

@@ -26,7 +26,9 @@
 //      kernels behind the device, see support/simulated_device.h) with the same weights, the
 //      layer gives the CPU's outputs and gradients (within 1e-5 of the largest magnitude when
 //      simulated: ops may take other paths off the CPU, e.g. the recurrent layers' plain loops
-//      instead of oneDNN's; 1e-4 on a GPU), every output and gradient on the device.
+//      instead of oneDNN's; 1e-4 on a GPU), every output and gradient on the device;
+//  (i) under mixed_bfloat16: float32 weights, bfloat16 outputs near the float32 ones, float32
+//      gradients (support/mixed_precision_check.h).
 // Multi-input layers (Add, Concatenate) give `input_shapes`; multi-output layers are checked on
 // every output. Layers of integer inputs (Embedding's ids) set `input_dtype` (ids drawn uniformly
 // from [0, input_limit)); checks (e)-(g) then differentiate only w.r.t. the floating inputs and the
@@ -50,6 +52,7 @@
 #include "layers/layer_registry.h"
 #include "backend/device_scope.h"
 #include "support/gradcheck.h"
+#include "support/mixed_precision_check.h"
 #include "support/simulated_device.h"
 
 namespace keras::testing {
@@ -149,19 +152,18 @@ inline TensorList watched(const TensorList& xs) {
 }
 
 // Makes variables compute with other tensors for the span of one call, so check_gradients (which
-// differentiates w.r.t. its own input tensors) sees the layer's weights as inputs. Variable has no
-// public rebinding; its value is a non-const member behind a const accessor, so the const_cast
-// below writes a genuinely mutable object.
+// differentiates w.r.t. its own input tensors) sees the layer's weights as inputs.
 class ScopedRebind {
  public:
   ScopedRebind(const std::vector<Variable>& vars, const TensorList& values, size_t first) : vars_(vars) {
     for (size_t k = 0; k < vars_.size(); ++k) {
-      saved_.push_back(vars_[k].value());
-      const_cast<Tensor&>(vars_[k].value()) = values[first + k];
+      Tensor t = values[first + k];
+      vars_[k].swap_value(t);
+      saved_.push_back(t);
     }
   }
   ~ScopedRebind() {
-    for (size_t k = 0; k < vars_.size(); ++k) const_cast<Tensor&>(vars_[k].value()) = saved_[k];
+    for (size_t k = 0; k < vars_.size(); ++k) vars_[k].swap_value(saved_[k]);
   }
   ScopedRebind(const ScopedRebind&) = delete;
   ScopedRebind& operator=(const ScopedRebind&) = delete;
@@ -434,7 +436,7 @@ inline void check_on_device(const LayerHarnessSpec& s, const CallArgs& args) {
 
 }  // namespace harness_detail
 
-// Runs checks (a)-(h) of the header comment on `spec`.
+// Runs checks (a)-(i) of the header comment on `spec`.
 inline void run_layer_harness(const LayerHarnessSpec& spec) {
   ASSERT_TRUE(spec.make) << spec.name << ": LayerHarnessSpec::make is required";
   ASSERT_TRUE(is_floating(spec.input_dtype) || spec.make_input || spec.input_limit > 0)
@@ -453,6 +455,7 @@ inline void run_layer_harness(const LayerHarnessSpec& spec) {
   d::check_frozen(spec, args);
   if (spec.check_gradients) d::check_layer_gradients(spec, args);
   d::check_on_device(spec, args);
+  d::check_mixed_bfloat16(spec.make, d::inputs_for(spec, d::shapes_of(spec), spec.seed), args, spec.name);
 }
 
 }  // namespace keras::testing
