@@ -68,14 +68,19 @@ SequenceResult emit_conv_lstm_sequence(Graph& g, const Layer& cell, const Sequen
     for (size_t a = 0; a < rank; ++a) axes.push_back(static_cast<int64_t>(3 + a));
     scan.mask = g.add("Unsqueeze", {run.mask, g.constant_ints(hint + "/mask_axes", axes)}, {}, hint + "/mask_images");
   }
-  if (!known && (run.initial.empty() || !run.mask.empty()))
-    fail<NotImplementedError>(where, "known spatial extents (the zero states need their shape)", shape_str(step),
-                              "Give the Input its spatial extents.");
   if (known) {
-    Shape zero_step(out_step.begin() + 1, out_step.end());
-    scan.zero_output = batch_zeros(g, run.x, 1, zero_step, hint + "/zeros");
+    scan.zero_output = batch_zeros(g, run.x, 1, Shape(out_step.begin() + 1, out_step.end()), hint + "/zeros");
   } else {
-    scan.zero_output = run.initial[0];  // only read at masked steps, and there are none
+    // Extents known only at run time: the zeros take the shape of the first step's input
+    // convolution (one convolution more per run), its first `filters` channels.
+    const std::string x0 = g.add("Gather", {run.x, g.constant_ints(hint + "/first_step", {0})}, {attr("axis", int64_t{0})},
+                                 hint + "/x0");
+    std::vector<std::string> args{g.add("Squeeze", {x0, g.constant_ints(hint + "/x0_axis", {0})}, {}, hint + "/x0_step"), w.w};
+    const std::string z0 = g.add("Conv", args, input_conv, hint + "/z0");
+    const std::string all = g.add("ConstantOfShape", {g.add("Shape", {z0}, {}, hint + "/z0_shape")}, {}, hint + "/zeros_4f");
+    scan.zero_output = g.add("Slice", {all, g.constant_ints(hint + "/zeros_start", {0}), g.constant_ints(hint + "/zeros_end", {filters}),
+                                       g.constant_ints(hint + "/zeros_axis", {1})},
+                             {}, hint + "/zeros");
   }
   scan.initial = run.initial.empty() ? std::vector<std::string>(2, scan.zero_output) : run.initial;
 

@@ -1,6 +1,6 @@
 // ONNX emitters of the recurrent layers SimpleRNN, LSTM, GRU, the generic RNN over a SimpleRNNCell /
 // LSTMCell / GRUCell or a StackedRNNCells of them, ConvLSTM1D / 2D / 3D, and Bidirectional over
-// SimpleRNN / LSTM / GRU / RNN: one ONNX RNN / LSTM / GRU operator per cell (recurrent_op.h), cell
+// any of these: one ONNX RNN / LSTM / GRU operator per cell (recurrent_op.h), cell
 // k reading cell k-1's sequence, or ConvLSTM's Scan of convolutions (conv_lstm_op.h). Sequences go
 // time-major through the ops and back; a mask on the input (Masking, Embedding mask_zero) makes
 // each cell a Scan that keeps the states at masked steps, as Keras does. A stateful layer's
@@ -152,12 +152,8 @@ std::vector<Value> emit_bidirectional(Graph& g, const EmitCall& c) {
   for (size_t h = 0; h < halves.size(); ++h) {
     const LayerPtr& half = halves[h];
     const json cfg = half->get_config();
-    const Shape& in = c.inputs[0].shape;
-    const std::vector<OnnxCell> cells = onnx_cells(*half, where_of(c));
-    const int64_t units = cells.back().units;
-    std::vector<TensorSpec> specs{{cfg.value("return_sequences", false) ? Shape{-1, in[1], units} : Shape{-1, units}}};
-    for (const auto& cell : cells)
-      for (size_t k = 0; k < cell.state_count(); ++k) specs.push_back({Shape{-1, cell.units}});
+    std::vector<TensorSpec> specs;
+    for (const Shape& s : half->compute_output_shape({c.inputs[0].shape})) specs.push_back({s});
     std::vector<Value> inputs(c.inputs.begin(), c.inputs.begin() + static_cast<std::ptrdiff_t>(positional));
     const size_t per_half = n_keywords / 2;
     for (size_t k = 0; k < per_half; ++k) inputs.push_back(c.inputs[positional + h * per_half + k]);
@@ -169,7 +165,7 @@ std::vector<Value> emit_bidirectional(Graph& g, const EmitCall& c) {
   if (merge.empty()) {
     result = {outs[0][0], outs[1][0]};
   } else {
-    const std::string a = outs[0][0].name, b = outs[1][0].name;
+    const std::string a = g.as_keras(outs[0][0]), b = g.as_keras(outs[1][0]);
     std::string y;
     if (merge == "concat") y = g.add("Concat", {a, b}, {attr("axis", int64_t{-1})}, c.hint("concat"));
     else if (merge == "sum") y = g.add("Add", {a, b}, {}, c.hint("sum"));

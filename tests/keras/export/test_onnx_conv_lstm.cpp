@@ -125,6 +125,42 @@ TEST(OnnxConvLstm, ConvLstm1DAnd3D) {
         }}});
 }
 
+// Bidirectional over ConvLSTM: both directions' Scans, merged in Keras's layout.
+TEST(OnnxConvLstm, Bidirectional) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  expect_export(
+      "conv_lstm_bidirectional",
+      {{"concat_sequences", {4, 5, 5, 2},
+        [](const KerasTensor& x) {
+          return call(L::Bidirectional({.layer = L::ConvLSTM2D({.filters = 2, .kernel_size = 3, .padding = "same", .return_sequences = true})}), x);
+        }},
+       {"sum_last", {4, 6, 6, 2},
+        [](const KerasTensor& x) {
+          return call(L::Bidirectional({.layer = L::ConvLSTM2D({.filters = 3, .kernel_size = 3}), .merge_mode = "sum"}), x);
+        }},
+       {"no_merge_states", {4, 8, 2}, [](const KerasTensor& x) {
+          return call(L::Bidirectional({.layer = L::ConvLSTM1D({.filters = 2, .kernel_size = 3, .return_state = true}), .merge_mode = ""}), x);
+        }}});
+}
+
+// Spatial extents unknown until run time (Input (T, None, None, C)): the zero states take their
+// shape from the first step; one file serves frames of any size.
+TEST(OnnxConvLstm, UnknownSpatialExtents) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  auto x = L::Input({4, -1, -1, 2}, {.name = "frames"});
+  std::vector<KerasTensor> outs =
+      call(L::ConvLSTM2D({.filters = 3, .kernel_size = 3, .padding = "same", .return_sequences = true, .return_state = true}), x);
+  outs.push_back(L::ConvLSTM2D({.filters = 2, .kernel_size = 3, .strides = 2, .go_backwards = true})(x));
+  k::Model model(std::vector<KerasTensor>{x}, outs, "conv_lstm_any_size");
+  randomize(model);
+  std::vector<k::TensorList> batches;
+  for (const Shape& s : {Shape{1, 4, 5, 6, 2}, Shape{7, 4, 5, 6, 2}, Shape{7, 4, 8, 3, 2}})
+    batches.push_back({k::random::normal(s, 0.0, 1.0, 60 + static_cast<uint64_t>(s[2]))});
+  test_support::OnnxCases checks("conv_lstm_any_size");
+  checks.add("conv_lstm_any_size", model, {}, batches);
+  EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
+}
+
 // A generic RNN over a ConvLSTMCell exports as the layer does.
 TEST(OnnxConvLstm, RnnOverAConvLstmCell) {
   SKIP_WITHOUT_ONNX_WRITER();
