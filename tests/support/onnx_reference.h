@@ -41,6 +41,14 @@ inline keras::TensorList model_inputs(const keras::Model& model, int64_t batch, 
   return xs;
 }
 
+// Every float weight of `model` drawn from N(0, stddev), one seed per weight from `seed` on: weights
+// away from their initialisers (zero biases, identity-like kernels), so that an export that drops a
+// weight or misorders a block shows in the predictions.
+inline void random_weights(keras::Model& model, uint64_t seed, double stddev = 0.5) {
+  for (auto& v : model.weights())
+    if (keras::is_floating(v.dtype())) v.assign(keras::random::normal(v.shape(), 0.0, stddev, seed++));
+}
+
 class OnnxCases {
  public:
   explicit OnnxCases(const std::string& tag)

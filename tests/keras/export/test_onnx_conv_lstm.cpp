@@ -21,10 +21,7 @@ namespace {
 
 // Every float weight random: the input, recurrent and bias blocks away from their initialisers,
 // so that a gate out of order or a kernel transposed wrongly shows.
-void randomize(k::Model& model, uint64_t seed = 21) {
-  for (auto& v : model.weights())
-    if (k::is_floating(v.dtype())) v.assign(k::random::normal(v.shape(), 0.0, 0.4, seed++));
-}
+void randomize(k::Model& model, uint64_t seed = 21) { test_support::random_weights(model, seed, 0.4); }
 
 struct ConvLstmCase {
   std::string name;

@@ -17,14 +17,8 @@
 namespace k = keras;
 namespace L = keras::layers;
 using keras::KerasTensor;
-using keras::Shape;
 
 namespace {
-
-void randomize(k::Model& model, uint64_t seed = 31) {
-  for (auto& v : model.weights())
-    if (k::is_floating(v.dtype())) v.assign(k::random::normal(v.shape(), 0.0, 0.4, seed++));
-}
 
 // The stateful recurrent layers of `model`, Bidirectional's halves included.
 std::vector<std::shared_ptr<L::RNNImpl>> stateful_layers(const k::Model& model) {
@@ -57,7 +51,7 @@ void add_stream(test_support::OnnxCases& checks, const StreamCase& c) {
   nlohmann::json runs = nlohmann::json::array();
   for (int64_t batch : {1, 7}) {
     std::shared_ptr<k::Model> model = c.make();
-    randomize(*model);
+    test_support::random_weights(*model, 31, 0.4);
     model->predict(test_support::model_inputs(*model, batch, 90), {.batch_size = 64});
     const auto layers = stateful_layers(*model);
     auto find = [&](const std::string& name) {
@@ -160,7 +154,7 @@ TEST(OnnxStateful, GivenInitialStatesNeedNoStatePorts) {
   args.keywords = {"initial_state"};
   auto y = (*L::GRU({.units = 2, .stateful = true, .name = "gru"}).ptr())(std::vector<KerasTensor>{x, h}, args);
   k::Model model(std::vector<KerasTensor>{x, h}, y, "stateful_given_state");
-  randomize(model);
+  test_support::random_weights(model, 31, 0.4);
   test_support::OnnxCases checks("stateful_given");
   checks.add("stateful_given_state", model);
   std::string skip;
