@@ -17,8 +17,8 @@ namespace keras::onnx {
 // channels-first, run.mask (T, N, 1) or "", run.initial (N, F, out spatial...) per state (h, c)
 // or empty for zeros. `step` is one step's input shape, channels-first with the batch axis
 // ((-1, C, spatial...); spatial extents may be -1, known at run time only). The result is
-// channels-first too: sequence (T, N, F, out spatial...). NotImplementedError naming `where` for
-// an activation without an ONNX mapping.
+// channels-first too: sequence (T, N, F, out spatial...). NotImplementedError naming `where` (the
+// layer's Layer::where()) for an activation without an ONNX mapping.
 SequenceResult emit_conv_lstm_sequence(Graph& g, const Layer& cell, const SequenceRun& run, const Shape& step,
                                        const std::string& hint, const std::string& where);
 

@@ -61,7 +61,7 @@ SequenceResult run_cells(Graph& g, const EmitCall& c, const layers::RNNImpl& rnn
                          std::vector<std::string>& final_states) {
   const std::vector<std::string> initial = run.initial;
   if (rnn.cell()->class_name() == "ConvLSTMCell") {
-    SequenceResult r = emit_conv_lstm_sequence(g, *rnn.cell(), run, step, c.layer.name(), where_of(c));
+    SequenceResult r = emit_conv_lstm_sequence(g, *rnn.cell(), run, step, c.layer.name(), c.layer.where());
     final_states = r.states;
     return r;
   }
