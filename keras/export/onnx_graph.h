@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/dtype.h"
@@ -144,9 +145,11 @@ class Graph {
   // the model's own outputs, so that a model's outputs keep their positions).
   void carry_state(CarriedState s) { carried_.push_back(std::move(s)); }
   const std::vector<CarriedState>& carried_states() const { return carried_; }
-  // The model's doc_string and metadata_props (key -> value) for the writer.
-  std::string doc;
-  std::map<std::string, std::string> metadata;
+  // The model's doc_string and metadata_props (key -> value), for the writer.
+  void set_doc(std::string doc) { doc_ = std::move(doc); }
+  const std::string& doc() const { return doc_; }
+  void set_metadata(const std::string& key, std::string value) { metadata_[key] = std::move(value); }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<Initializer>& initializers() const { return initializers_; }
@@ -165,6 +168,8 @@ class Graph {
   std::vector<Initializer> initializers_;
   std::vector<ValueInfo> inputs_, outputs_;
   std::vector<CarriedState> carried_;
+  std::string doc_;
+  std::map<std::string, std::string> metadata_;
   std::map<std::string, std::string> weights_;     // key -> initializer
   std::map<std::string, std::string> transposed_;  // name + perm -> transposed name
 };

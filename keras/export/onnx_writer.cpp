@@ -128,11 +128,11 @@ void export_model(const Model& model, const std::string& path, const ExportOptio
   opset->set_version(options.opset);
   auto* graph = m.mutable_graph();
   graph->set_name(model.name());
-  if (!g.doc.empty()) {
-    m.set_doc_string(g.doc);
-    graph->set_doc_string(g.doc);
+  if (!g.doc().empty()) {
+    m.set_doc_string(g.doc());
+    graph->set_doc_string(g.doc());
   }
-  for (const auto& [key, value] : g.metadata) {
+  for (const auto& [key, value] : g.metadata()) {
     auto* p = m.add_metadata_props();
     p->set_key(key);
     p->set_value(value);

@@ -68,12 +68,12 @@ void finish_carried_states(Graph& g) {
     pairs.push_back({{"layer", s.layer}, {"input", s.input}, {"output", s.output}});
     list += "\n  " + s.output + " -> " + s.input;
   }
-  g.doc = "Stateful model: each run continues from the states its inputs carry, as consecutive model.predict calls of "
-          "the Keras model do. Feed zeros as every state input on the first run (a fresh model, or after "
-          "reset_states()), then each state output of a run as the matching state input of the next "
-          "(output -> input):" +
-          list;
-  g.metadata["keras_carried_states"] = pairs.dump();
+  g.set_doc(
+      "Stateful model: each run continues from the states its inputs carry, as consecutive model.predict calls of the "
+      "Keras model do. Feed zeros as every state input on the first run (a fresh model, or after reset_states()), then "
+      "each state output of a run as the matching state input of the next (output -> input):" +
+      list);
+  g.set_metadata("keras_carried_states", pairs.dump());
 }
 
 }  // namespace keras::onnx
