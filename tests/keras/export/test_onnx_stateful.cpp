@@ -2,8 +2,9 @@
 // inputs "<layer>_state_<s>_in" and outputs "<layer>_state_<s>_out", so that a runtime streams
 // a sequence in chunks. Two consecutive ONNX Runtime runs, the second fed the first's state
 // outputs, must give what two consecutive model.predict calls of the stateful model give after
-// reset_states() (outputs and carried states), at batch 1 and 7 from one dynamic-batch file; the
-// file documents the pairs in its doc_string and metadata_props.
+// reset_states() (outputs and carried states), at batch 1 and 7 from one dynamic-batch file, for
+// LSTM, GRU, stacked cells, Bidirectional, ConvLSTM2D and masked sequences; the file documents the
+// pairs in its doc_string and metadata_props.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -105,12 +106,23 @@ std::vector<StreamCase> cases() {
     return std::make_shared<k::Model>(std::vector<KerasTensor>{x},
                                       std::vector<KerasTensor>{L::Dense({.units = 2, .name = "head"})(L::Flatten()(y))}, "stateful_conv");
   };
+  // Ids in [0, 5): about one step in five is padding (id 0), holes anywhere, where the states
+  // carried in from the previous run must be kept.
+  auto masked = [] {
+    auto ids = L::Input({6}, {.dtype = "int32", .name = "ids"});
+    auto e = L::Embedding({.input_dim = 5, .output_dim = 3, .mask_zero = true})(ids);
+    auto y = L::LSTM({.units = 3, .return_sequences = true, .stateful = true, .name = "masked_lstm"})(e);
+    y = L::GRU({.units = 2, .go_backwards = true, .stateful = true, .name = "masked_gru"})(y);
+    return std::make_shared<k::Model>(std::vector<KerasTensor>{ids}, std::vector<KerasTensor>{L::Dense({.units = 2, .name = "head"})(y)},
+                                      "stateful_masked");
+  };
   return {{"stateful_recurrent", recurrent,
            {{"lstm", {"h", "c"}}, {"gru", {"h"}}, {"stack", {"cell0_h", "cell0_c", "cell1_h"}}, {"forward_bi_rnn", {"h"}},
             {"backward_bi_rnn", {"h"}}},
            {"steps"},
            {"head", "bi"}},
-          {"stateful_conv", conv, {{"conv_lstm", {"h", "c"}}, {"conv_lstm_last", {"h", "c"}}}, {"frames"}, {"head"}}};
+          {"stateful_conv", conv, {{"conv_lstm", {"h", "c"}}, {"conv_lstm_last", {"h", "c"}}}, {"frames"}, {"head"}},
+          {"stateful_masked", masked, {{"masked_lstm", {"h", "c"}}, {"masked_gru", {"h"}}}, {"ids"}, {"head"}}};
 }
 
 }  // namespace
