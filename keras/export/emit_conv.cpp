@@ -32,26 +32,10 @@ ConvInput conv_input(Graph& g, const EmitCall& c) {
   return in;
 }
 
-// kernel_shape, strides, dilations and pads (or auto_pad SAME_UPPER when an extent is unknown)
-// of Keras's padding: "same" pads the extra row at the end, as TF; "causal" pads on the left.
 std::vector<Attr> conv_attrs(const EmitCall& c, const ConvInput& in, const std::vector<int64_t>& kernel) {
   const size_t n = kernel.size();
-  const std::vector<int64_t> strides = config_ints(c.config, "strides", n);
-  const std::vector<int64_t> dilations = config_ints(c.config, "dilation_rate", n);
-  const std::string padding = c.config.value("padding", "valid");
-  std::vector<Attr> attrs{attr("kernel_shape", kernel), attr("strides", strides), attr("dilations", dilations)};
-  std::vector<int64_t> pads(2 * n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    if (padding == "same" && in.spatial[i] < 0) {
-      attrs.push_back(attr("auto_pad", "SAME_UPPER"));
-      return attrs;
-    }
-    const auto [before, after] = ops::conv_pads(in.spatial[i], kernel[i], padding, strides[i], dilations[i]);
-    pads[i] = before;
-    pads[n + i] = after;
-  }
-  attrs.push_back(attr("pads", pads));
-  return attrs;
+  return onnx::conv_attrs(in.spatial, kernel, config_ints(c.config, "strides", n), config_ints(c.config, "dilation_rate", n),
+                          c.config.value("padding", "valid"));
 }
 
 Value conv_output(Graph& g, const EmitCall& c, const ConvInput& in, std::string y) {
@@ -157,4 +141,26 @@ KERAS_REGISTER_ONNX_EMITTER("SeparableConv2D", emit_separable);
 KERAS_REGISTER_ONNX_EMITTER("Conv2DTranspose", emit_conv_transpose);
 
 }  // namespace
+
+// kernel_shape, strides, dilations and pads (or auto_pad SAME_UPPER when an extent is unknown)
+// of Keras's padding: "same" pads the extra row at the end, as TF; "causal" pads on the left.
+std::vector<Attr> conv_attrs(const std::vector<int64_t>& spatial, const std::vector<int64_t>& kernel,
+                             const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                             const std::string& padding) {
+  const size_t n = kernel.size();
+  std::vector<Attr> attrs{attr("kernel_shape", kernel), attr("strides", strides), attr("dilations", dilations)};
+  std::vector<int64_t> pads(2 * n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (padding == "same" && spatial[i] < 0) {
+      attrs.push_back(attr("auto_pad", "SAME_UPPER"));
+      return attrs;
+    }
+    const auto [before, after] = ops::conv_pads(spatial[i], kernel[i], padding, strides[i], dilations[i]);
+    pads[i] = before;
+    pads[n + i] = after;
+  }
+  attrs.push_back(attr("pads", pads));
+  return attrs;
+}
+
 }  // namespace keras::onnx

@@ -1,13 +1,18 @@
 // ONNX emitters of the recurrent layers SimpleRNN, LSTM, GRU, the generic RNN over a SimpleRNNCell /
-// LSTMCell / GRUCell or a StackedRNNCells of them, and Bidirectional over any of these: one ONNX
-// RNN / LSTM / GRU operator per cell (recurrent_op.h), cell k reading cell k-1's sequence.
-// Sequences go time-major through the ops and back; a mask on the input (Masking, Embedding
-// mask_zero) makes each cell a Scan that keeps the states at masked steps, as Keras does.
+// LSTMCell / GRUCell or a StackedRNNCells of them, ConvLSTM1D / 2D / 3D, and Bidirectional over
+// any of these: one ONNX RNN / LSTM / GRU operator per cell (recurrent_op.h), cell
+// k reading cell k-1's sequence, or ConvLSTM's Scan of convolutions (conv_lstm_op.h). Sequences go
+// time-major through the ops and back; a mask on the input (Masking, Embedding mask_zero) makes
+// each cell a Scan that keeps the states at masked steps, as Keras does. A stateful layer's
+// states are graph inputs and outputs (stateful.h).
 #include <limits>
 
 #include "backend/errors.h"
+#include "keras/export/conv_lstm_op.h"
 #include "keras/export/emitter.h"
 #include "keras/export/recurrent_op.h"
+#include "keras/export/stateful.h"
+#include "layers/rnn.h"
 
 namespace keras::onnx {
 namespace {
@@ -27,53 +32,108 @@ std::string time_major_mask(Graph& g, const std::string& mask, const std::string
   return g.add("Transpose", {m}, {attr("perm", std::vector<int64_t>{1, 0, 2})}, hint);
 }
 
-// `time_order`: a go_backwards sequence comes back in time order (Bidirectional's backward half)
-// instead of Keras's processing order.
-std::vector<Value> emit_recurrent(Graph& g, const EmitCall& c, bool time_order = false) {
-  const json& cfg = c.config;
-  const std::vector<OnnxCell> cells = onnx_cells(c.layer, where_of(c));
-  size_t n_states = 0;
-  for (const auto& cell : cells) n_states += cell.state_count();
-  // initial_state (by keyword): every cell's states in cell order, each (N, units).
-  std::vector<std::string> states;
-  for (size_t k = 0; k < c.keywords.size(); ++k) {
-    if (c.keywords[k] != "initial_state")
-      fail<NotImplementedError>(where_of(c), "keyword tensors initial_state only", "'" + c.keywords[k] + "'");
-    states.push_back(g.as_keras(c.inputs[c.inputs.size() - c.keywords.size() + k]));
+// Where a layer's steps live inside the graph. Vectors (N, units) keep Keras's layout; images
+// (ConvLSTM) run channels-first, ONNX Conv's layout, whatever the layer's data_format.
+struct StepLayout {
+  int spatial = 0;              // 0: vectors; else the images' spatial axes
+  bool keras_channels_first = false;  // data_format "channels_first": Keras's layout is ONNX's
+  bool transposed() const { return spatial > 0 && !keras_channels_first; }
+  // (N, T, ...) in Keras's layout -> (T, N, ...) in the ops' layout, and (T, N, ...) -> (N, T, ...).
+  std::vector<int64_t> to_time_major() const {
+    std::vector<int64_t> p{1, 0};
+    if (transposed()) p.push_back(2 + spatial);
+    for (int64_t a = 2; a < 2 + spatial + (transposed() ? 0 : 1); ++a) p.push_back(a);
+    return p;
   }
-  if (!states.empty() && states.size() != n_states)
-    fail<ValueError>(where_of(c), std::to_string(n_states) + " initial state tensors", std::to_string(states.size()));
-  const Value& x = c.inputs[0];
-  SequenceRun run;
-  run.x = g.add("Transpose", {g.as_keras(x)}, {attr("perm", std::vector<int64_t>{1, 0, 2})}, c.hint("time_major"));
-  if (!x.mask.empty()) run.mask = time_major_mask(g, x.mask, c.hint("mask_time_major"));
-  run.backwards = cfg.value("go_backwards", false);
-  run.zero_output_for_mask = cfg.value("zero_output_for_mask", false);
+  std::vector<int64_t> to_batch_major() const {
+    std::vector<int64_t> p{1, 0};
+    for (int64_t a = transposed() ? 3 : 2; a < 3 + spatial; ++a) p.push_back(a);
+    if (transposed()) p.push_back(2);
+    return p;
+  }
+  // A state in the ops' layout from a Value.
+  std::string state_in(Graph& g, const Value& v) const { return transposed() ? g.as_channels_first(v) : g.as_keras(v); }
+};
+
+// The layer's cells run over `run` (cell k reading cell k-1's sequence): ONNX recurrent operators,
+// or ConvLSTM's Scan of convolutions.
+SequenceResult run_cells(Graph& g, const EmitCall& c, const layers::RNNImpl& rnn, SequenceRun run, const Shape& step,
+                         std::vector<std::string>& final_states) {
+  const std::vector<std::string> initial = run.initial;
+  if (rnn.cell()->class_name() == "ConvLSTMCell") {
+    SequenceResult r = emit_conv_lstm_sequence(g, *rnn.cell(), run, step, c.layer.name(), c.layer.where());
+    final_states = r.states;
+    return r;
+  }
+  const std::vector<OnnxCell> cells = onnx_cells(c.layer, where_of(c));
   SequenceResult r;
-  std::vector<std::string> final_states;
   size_t first_state = 0;
   for (size_t k = 0; k < cells.size(); ++k) {
     run.initial.clear();
-    if (!states.empty())
-      run.initial.assign(states.begin() + static_cast<std::ptrdiff_t>(first_state),
-                         states.begin() + static_cast<std::ptrdiff_t>(first_state + cells[k].state_count()));
+    if (!initial.empty())
+      run.initial.assign(initial.begin() + static_cast<std::ptrdiff_t>(first_state),
+                         initial.begin() + static_cast<std::ptrdiff_t>(first_state + cells[k].state_count()));
     first_state += cells[k].state_count();
     r = emit_cell_sequence(g, cells[k], run, cells.size() == 1 ? c.layer.name() : c.hint("cell" + std::to_string(k)),
                            where_of(c));
     final_states.insert(final_states.end(), r.states.begin(), r.states.end());
     run.x = r.sequence;  // the next cell reads this one's outputs, in time order
   }
+  return r;
+}
+
+// `time_order`: a go_backwards sequence comes back in time order (Bidirectional's backward half)
+// instead of Keras's processing order.
+std::vector<Value> emit_recurrent(Graph& g, const EmitCall& c, bool time_order = false) {
+  const json& cfg = c.config;
+  const auto* rnn = dynamic_cast<const layers::RNNImpl*>(&c.layer);
+  if (!rnn) fail<NotImplementedError>(where_of(c), "a recurrent layer (SimpleRNN, LSTM, GRU, RNN or ConvLSTM)", c.layer.class_name());
+  const Value& x = c.inputs[0];
+  StepLayout layout;
+  layout.spatial = x.rank() - 3;
+  layout.keras_channels_first = rnn->cell()->get_config().value("data_format", "channels_last") == "channels_first";
+  Shape keras_step = x.shape;  // one step's input in Keras's layout, (N, features) or an image
+  keras_step.erase(keras_step.begin() + 1);
+  std::vector<Shape> state_shapes = rnn->cell()->state_shapes(keras_step);
+  Shape step = keras_step;  // the same in the ops' layout
+  if (layout.transposed()) {
+    step.insert(step.begin() + 1, step.back());
+    step.pop_back();
+  }
+  // initial_state (by keyword): every cell's states in cell order, in Keras's layout. A stateful
+  // layer without them starts from the states the caller feeds (stateful.h).
+  std::vector<Value> given;
+  for (size_t k = 0; k < c.keywords.size(); ++k) {
+    if (c.keywords[k] != "initial_state")
+      fail<NotImplementedError>(where_of(c), "keyword tensors initial_state only", "'" + c.keywords[k] + "'");
+    given.push_back(c.inputs[c.inputs.size() - c.keywords.size() + k]);
+  }
+  const bool carried = rnn->sequence_args().stateful && given.empty();
+  if (carried) given = stateful_inputs(g, *rnn, state_shapes, where_of(c));
+  if (!given.empty() && given.size() != state_shapes.size())
+    fail<ValueError>(where_of(c), std::to_string(state_shapes.size()) + " initial state tensors", std::to_string(given.size()));
+  SequenceRun run;
+  for (const auto& v : given) run.initial.push_back(layout.state_in(g, v));
+  run.x = g.add("Transpose", {g.as_keras(x)}, {attr("perm", layout.to_time_major())}, c.hint("time_major"));
+  if (!x.mask.empty()) run.mask = time_major_mask(g, x.mask, c.hint("mask_time_major"));
+  run.backwards = cfg.value("go_backwards", false);
+  run.zero_output_for_mask = cfg.value("zero_output_for_mask", false);
+  std::vector<std::string> final_states;
+  const SequenceResult r = run_cells(g, c, *rnn, run, step, final_states);
+  std::vector<Value> states;
+  for (size_t k = 0; k < final_states.size(); ++k)
+    states.push_back(Value{final_states[k], state_shapes.at(k), DType::float32, layout.transposed()});
+  if (carried) stateful_outputs(g, *rnn, states);
   std::vector<Value> result;
   if (cfg.value("return_sequences", false)) {
     // go_backwards returns the steps in processing order (reversed).
     std::string y = r.sequence;
     if (run.backwards && !time_order) y = reverse_time(g, y, c.hint("reversed"));
-    result.push_back(c.output(g.add("Transpose", {y}, {attr("perm", std::vector<int64_t>{1, 0, 2})}, c.hint("batch_major"))));
+    result.push_back(c.output(g.add("Transpose", {y}, {attr("perm", layout.to_batch_major())}, c.hint("batch_major"))));
   } else {
-    result.push_back(c.output(r.last));
+    result.push_back(c.output(r.last, layout.transposed()));
   }
-  if (cfg.value("return_state", false))
-    for (size_t k = 0; k < final_states.size(); ++k) result.push_back(c.output(final_states[k], false, k + 1));
+  if (cfg.value("return_state", false)) result.insert(result.end(), states.begin(), states.end());
   return result;
 }
 
@@ -92,12 +152,8 @@ std::vector<Value> emit_bidirectional(Graph& g, const EmitCall& c) {
   for (size_t h = 0; h < halves.size(); ++h) {
     const LayerPtr& half = halves[h];
     const json cfg = half->get_config();
-    const Shape& in = c.inputs[0].shape;
-    const std::vector<OnnxCell> cells = onnx_cells(*half, where_of(c));
-    const int64_t units = cells.back().units;
-    std::vector<TensorSpec> specs{{cfg.value("return_sequences", false) ? Shape{-1, in[1], units} : Shape{-1, units}}};
-    for (const auto& cell : cells)
-      for (size_t k = 0; k < cell.state_count(); ++k) specs.push_back({Shape{-1, cell.units}});
+    std::vector<TensorSpec> specs;
+    for (const Shape& s : half->compute_output_shape({c.inputs[0].shape})) specs.push_back({s});
     std::vector<Value> inputs(c.inputs.begin(), c.inputs.begin() + static_cast<std::ptrdiff_t>(positional));
     const size_t per_half = n_keywords / 2;
     for (size_t k = 0; k < per_half; ++k) inputs.push_back(c.inputs[positional + h * per_half + k]);
@@ -109,7 +165,7 @@ std::vector<Value> emit_bidirectional(Graph& g, const EmitCall& c) {
   if (merge.empty()) {
     result = {outs[0][0], outs[1][0]};
   } else {
-    const std::string a = outs[0][0].name, b = outs[1][0].name;
+    const std::string a = g.as_keras(outs[0][0]), b = g.as_keras(outs[1][0]);
     std::string y;
     if (merge == "concat") y = g.add("Concat", {a, b}, {attr("axis", int64_t{-1})}, c.hint("concat"));
     else if (merge == "sum") y = g.add("Add", {a, b}, {}, c.hint("sum"));
@@ -132,6 +188,9 @@ KERAS_REGISTER_ONNX_EMITTER("SimpleRNN", emit_layer);
 KERAS_REGISTER_ONNX_EMITTER("LSTM", emit_layer);
 KERAS_REGISTER_ONNX_EMITTER("GRU", emit_layer);
 KERAS_REGISTER_ONNX_EMITTER("RNN", emit_layer);
+KERAS_REGISTER_ONNX_EMITTER("ConvLSTM1D", emit_layer);
+KERAS_REGISTER_ONNX_EMITTER("ConvLSTM2D", emit_layer);
+KERAS_REGISTER_ONNX_EMITTER("ConvLSTM3D", emit_layer);
 
 }  // namespace
 }  // namespace keras::onnx

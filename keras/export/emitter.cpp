@@ -41,7 +41,8 @@ const Emitter* find_emitter(const std::string& class_name) {
 
 bool accepts_keywords(const std::string& class_name) {
   return class_name == "LSTM" || class_name == "GRU" || class_name == "SimpleRNN" || class_name == "RNN" ||
-         class_name == "Bidirectional" || class_name == "MultiHeadAttention" || class_name == "GroupedQueryAttention";
+         class_name.rfind("ConvLSTM", 0) == 0 || class_name == "Bidirectional" || class_name == "MultiHeadAttention" ||
+         class_name == "GroupedQueryAttention";
 }
 
 std::vector<std::string> exportable_classes() {

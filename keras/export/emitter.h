@@ -70,6 +70,12 @@ HostTensor permute(const HostTensor& t, const std::vector<int>& perm);
 // `where` for an activation without a mapping.
 std::string emit_activation(Graph& g, const std::string& name, const std::string& x, int64_t axis,
                             const std::string& hint, const std::string& where);
+// The attributes of an ONNX Conv (kernel_shape, strides, dilations, pads) for Keras's `padding`
+// ("valid", "same" with TF's extra row at the end, "causal") on inputs of `spatial` extents; an
+// unknown extent (-1) with "same" gives auto_pad SAME_UPPER, which pads the same way at run time.
+std::vector<Attr> conv_attrs(const std::vector<int64_t>& spatial, const std::vector<int64_t>& kernel,
+                             const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                             const std::string& padding);
 // Integer pair of a config entry ([a, b] or a single int, Keras's tuples).
 std::vector<int64_t> config_ints(const nlohmann::json& config, const std::string& key, size_t n);
 

@@ -8,7 +8,9 @@
 // where that convolution's output feeds nothing else; nested models are inlined and a shared
 // layer's weights are stored once. Inputs and outputs keep the Keras model's layout (NHWC) and
 // names (the InputLayers' and the output layers' names); convolutions run channels-first inside,
-// with transposes only where a layout change is needed. Weights are initializers, in an external
+// with transposes only where a layout change is needed. A stateful recurrent layer's states are
+// extra graph inputs and outputs, fed from one run to the next (keras/export/stateful.h says how;
+// the file's doc_string too). Weights are initializers, in an external
 // "<path>.data" file (ONNX external data) when they are too large for one protobuf message.
 //
 // Errors: a layer without an ONNX mapping is a NotImplementedError naming every such layer and

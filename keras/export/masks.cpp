@@ -14,7 +14,9 @@ std::string feature_mask(Graph& g, const EmitCall& c, const std::string& mask, c
   return g.add("Unsqueeze", {mask, g.constant_ints(c.hint(tag + "_axis"), {-1})}, {}, c.hint(tag));
 }
 
-bool is_recurrent(const std::string& cls) { return cls == "RNN" || cls == "LSTM" || cls == "GRU" || cls == "SimpleRNN"; }
+bool is_recurrent(const std::string& cls) {
+  return cls == "RNN" || cls == "LSTM" || cls == "GRU" || cls == "SimpleRNN" || cls.rfind("ConvLSTM", 0) == 0;
+}
 bool is_merge(const std::string& cls) {
   return cls == "Add" || cls == "Subtract" || cls == "Multiply" || cls == "Average" || cls == "Maximum" || cls == "Minimum";
 }

@@ -7,6 +7,7 @@
 #include "backend/errors.h"
 #include "keras/export/emitter.h"
 #include "keras/export/masks.h"
+#include "keras/export/stateful.h"
 #include "keras/models/conv_bn_fold.h"
 #include "keras/models/model.h"
 
@@ -197,6 +198,7 @@ Graph build_graph(const Model& model, const ExportOptions& options) {
     // The value's shape: the symbolic one may differ (RandomCrop at inference keeps its input).
     g.add_output({out_names[i], outs[i].shape, model.outputs()[i].dtype});
   }
+  finish_carried_states(g);  // stateful layers' states, after the model's outputs
   return g;
 }
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/dtype.h"
@@ -67,6 +68,15 @@ struct ValueInfo {
   std::string name;
   Shape shape;
   DType dtype = DType::float32;
+  std::string doc = {};  // the ONNX doc_string: what a runtime must know to feed or read it
+};
+
+// A state that a stateful recurrent layer carries from one run of the graph into the next: graph
+// input `input` holds it before the run, graph output `output` after it (keras/export/stateful.h).
+struct CarriedState {
+  std::string layer;          // the Keras layer
+  std::string input, output;  // graph input and output names
+  Shape shape;                // the Keras shape of the state (batch -1)
 };
 
 // A Keras tensor as the graph holds it.
@@ -131,6 +141,15 @@ class Graph {
 
   void add_input(const ValueInfo& v) { inputs_.push_back(v); }
   void add_output(const ValueInfo& v) { outputs_.push_back(v); }
+  // Records a carried state (its input is added by the caller; build_graph adds its output after
+  // the model's own outputs, so that a model's outputs keep their positions).
+  void carry_state(CarriedState s) { carried_.push_back(std::move(s)); }
+  const std::vector<CarriedState>& carried_states() const { return carried_; }
+  // The model's doc_string and metadata_props (key -> value), for the writer.
+  void set_doc(std::string doc) { doc_ = std::move(doc); }
+  const std::string& doc() const { return doc_; }
+  void set_metadata(const std::string& key, std::string value) { metadata_[key] = std::move(value); }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<Initializer>& initializers() const { return initializers_; }
@@ -148,6 +167,9 @@ class Graph {
   std::vector<Node> nodes_;
   std::vector<Initializer> initializers_;
   std::vector<ValueInfo> inputs_, outputs_;
+  std::vector<CarriedState> carried_;
+  std::string doc_;
+  std::map<std::string, std::string> metadata_;
   std::map<std::string, std::string> weights_;     // key -> initializer
   std::map<std::string, std::string> transposed_;  // name + perm -> transposed name
 };

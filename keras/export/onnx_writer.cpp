@@ -47,6 +47,7 @@ int64_t ir_version(int opset) { return opset <= 18 ? 8 : opset <= 20 ? 9 : 10; }
 
 void fill_value_info(::onnx::ValueInfoProto& v, const onnx::ValueInfo& info, const ExportOptions& o) {
   v.set_name(info.name);
+  if (!info.doc.empty()) v.set_doc_string(info.doc);
   auto* tensor = v.mutable_type()->mutable_tensor_type();
   tensor->set_elem_type(onnx_dtype(info.dtype));
   auto* shape = tensor->mutable_shape();
@@ -127,6 +128,15 @@ void export_model(const Model& model, const std::string& path, const ExportOptio
   opset->set_version(options.opset);
   auto* graph = m.mutable_graph();
   graph->set_name(model.name());
+  if (!g.doc().empty()) {
+    m.set_doc_string(g.doc());
+    graph->set_doc_string(g.doc());
+  }
+  for (const auto& [key, value] : g.metadata()) {
+    auto* p = m.add_metadata_props();
+    p->set_key(key);
+    p->set_value(value);
+  }
   for (const auto& v : g.inputs()) fill_value_info(*graph->add_input(), v, options);
   for (const auto& v : g.outputs()) fill_value_info(*graph->add_output(), v, options);
   for (const auto& n : g.nodes()) fill_node(*graph->add_node(), n, options);

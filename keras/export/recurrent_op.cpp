@@ -52,7 +52,7 @@ OnnxCell cell_of(const Layer& cell, const std::string& where) {
   else if (cls == "SimpleRNNCell") c.op_type = "RNN", c.gates = 1, c.order = {0};
   else
     fail<NotImplementedError>(where, "cells LSTMCell, GRUCell or SimpleRNNCell", cell.where(),
-                              "Other cells (ConvLSTM, custom cells) have no ONNX recurrent operator.");
+                              "Custom cells have no ONNX mapping (ConvLSTMCell runs only alone, as ConvLSTM1D/2D/3D or an RNN's one cell).");
   c.units = c.config.at("units").get<int64_t>();
   return c;
 }
@@ -121,71 +121,35 @@ SequenceResult unmasked(Graph& g, const OnnxCell& c, const SequenceRun& run, con
   return r;
 }
 
-// Scan over (x_t, mask_t) carrying the states and the previous output; see the header.
+// A Scan whose body is the same ONNX operator on one step (scan_recurrence.h keeps the states at
+// masked steps).
 SequenceResult masked(Graph& g, const OnnxCell& c, const SequenceRun& run, const std::string& hint, const std::string& where) {
-  const size_t n_states = c.state_count();
-  const Shape state_shape{-1, c.units};
-  // Zeros (N, U) for the absent initial states and the first "previous output".
-  const std::string batch = g.add("Gather", {g.add("Shape", {run.x}, {}, hint + "/x_shape"), g.constant_ints(hint + "/axis1", {1})},
-                                  {attr("axis", int64_t{0})}, hint + "/batch");
-  const std::string state_dims = g.add("Concat", {batch, g.constant_ints(hint + "/units", {c.units})}, {attr("axis", int64_t{0})},
-                                       hint + "/state_dims");
-  const HostTensor zero_row{{1, c.units}, std::vector<float>(static_cast<size_t>(c.units), 0.f)};
-  const std::string zeros = g.add("Expand", {g.constant(hint + "/zero", zero_row), state_dims}, {}, hint + "/zeros");
-  std::vector<std::string> scan_in;
-  for (size_t k = 0; k < n_states; ++k) scan_in.push_back(run.initial.empty() ? zeros : run.initial.at(k));
-  scan_in.push_back(zeros);  // the previous output
-  scan_in.push_back(run.x);
-  scan_in.push_back(run.mask);
+  ScanRecurrence scan;
+  scan.x = run.x;
+  scan.mask = run.mask;
+  scan.zero_output = batch_zeros(g, run.x, 1, {c.units}, hint + "/zeros");
+  scan.initial = run.initial;
+  if (scan.initial.empty()) scan.initial.assign(c.state_count(), scan.zero_output);
+  scan.x_step = {-1, -1};
+  scan.output_step = {-1, c.units};
+  scan.backwards = run.backwards;
+  scan.zero_output_for_mask = run.zero_output_for_mask;
   // Weights live in the outer graph; the body reads them by name.
   const std::vector<std::string> weights = op_inputs(g, c, "", {}, hint);
-
-  std::shared_ptr<Graph> body = g.subgraph();
-  std::vector<std::string> h;
-  for (size_t k = 0; k < n_states; ++k) {
-    h.push_back(body->unique(hint + "/step_state"));
-    body->add_input({h.back(), state_shape});
-  }
-  const std::string prev = body->unique(hint + "/step_previous"), x_t = body->unique(hint + "/step_x"),
-                    m_t = body->unique(hint + "/step_mask");
-  body->add_input({prev, state_shape});
-  body->add_input({x_t, Shape{-1, -1}});
-  body->add_input({m_t, Shape{-1, 1}, DType::boolean});
-  std::vector<std::string> step_states;
-  for (const auto& s : h) step_states.push_back(unsqueeze(*body, s, 0, hint + "/step_state3d"));
-  std::vector<std::string> args = weights;
-  args[0] = unsqueeze(*body, x_t, 0, hint + "/step_x3d");
-  args.resize(4);  // X, W, R, B ("" without a bias)
-  args.push_back("");
-  args.insert(args.end(), step_states.begin(), step_states.end());
-  const int n_out = static_cast<int>(c.state_count()) + 1;  // Y, Y_h[, Y_c]
-  const auto outs = body->add_multi(c.op_type, args, op_attrs(c, false, where), hint + "/step_" + c.op_type, n_out);
-  std::vector<std::string> body_outputs;
-  std::string new_h;
-  for (size_t k = 0; k < n_states; ++k) {
-    const std::string fresh = squeeze(*body, outs[k + 1], 0, hint + "/step_new_state");
-    if (k == 0) new_h = fresh;
-    body_outputs.push_back(body->add("Where", {m_t, fresh, h[k]}, {}, hint + "/step_kept_state"));
-  }
-  const std::string held = run.zero_output_for_mask ? body->constant_scalar(hint + "/step_zero", 0.f) : prev;
-  const std::string out = body->add("Where", {m_t, new_h, held}, {}, hint + "/step_output");
-  body_outputs.push_back(out);
-  body_outputs.push_back(body->add("Identity", {out}, {}, hint + "/step_sequence"));
-  for (const auto& o : body_outputs) body->add_output({o, state_shape});
-
-  // go_backwards: the steps are read last first and the outputs prepended, so that the sequence
-  // comes out in time order as the unmasked operator's Y does.
-  const int64_t dir = run.backwards ? 1 : 0;
-  const auto outs_scan = g.add_multi("Scan", scan_in,
-                                     {attr_graph("body", body), attr("num_scan_inputs", int64_t{2}),
-                                      attr("scan_input_directions", std::vector<int64_t>{dir, dir}),
-                                      attr("scan_output_directions", std::vector<int64_t>{dir})},
-                                     hint + "/Scan", static_cast<int>(n_states) + 2);
-  SequenceResult r;
-  r.states.assign(outs_scan.begin(), outs_scan.begin() + static_cast<std::ptrdiff_t>(n_states));
-  r.last = outs_scan[n_states];
-  r.sequence = outs_scan[n_states + 1];
-  return r;
+  auto step = [&](Graph& body, const std::string& x_t, const std::vector<std::string>& h) {
+    std::vector<std::string> args = weights;
+    args[0] = unsqueeze(body, x_t, 0, hint + "/step_x3d");
+    args.resize(4);  // X, W, R, B ("" without a bias)
+    args.push_back("");
+    for (const auto& s : h) args.push_back(unsqueeze(body, s, 0, hint + "/step_state3d"));
+    const int n_out = static_cast<int>(c.state_count()) + 1;  // Y, Y_h[, Y_c]
+    const auto outs = body.add_multi(c.op_type, args, op_attrs(c, false, where), hint + "/step_" + c.op_type, n_out);
+    StepOutputs r;
+    for (size_t k = 0; k < c.state_count(); ++k) r.states.push_back(squeeze(body, outs[k + 1], 0, hint + "/step_new_state"));
+    r.output = r.states[0];
+    return r;
+  };
+  return emit_scan_recurrence(g, scan, step, hint);
 }
 
 }  // namespace
@@ -193,7 +157,6 @@ SequenceResult masked(Graph& g, const OnnxCell& c, const SequenceRun& run, const
 std::vector<OnnxCell> onnx_cells(const Layer& layer, const std::string& where) {
   const auto* rnn = dynamic_cast<const layers::RNNImpl*>(&layer);
   if (!rnn) fail<NotImplementedError>(where, "a recurrent layer (SimpleRNN, LSTM, GRU or RNN)", layer.class_name());
-  if (rnn->sequence_args().stateful) fail<NotImplementedError>(where, "stateful false", "stateful true");
   std::vector<OnnxCell> out;
   if (const auto* stack = dynamic_cast<const layers::StackedRNNCellsImpl*>(rnn->cell().get())) {
     for (const auto& cell : stack->cells()) out.push_back(cell_of(*cell, where));

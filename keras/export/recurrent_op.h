@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "keras/export/onnx_graph.h"
+#include "keras/export/scan_recurrence.h"
 #include "layers/layer.h"
 
 namespace keras::onnx {
@@ -34,7 +34,7 @@ struct OnnxCell {
 
 // The ONNX cells of a recurrent layer (SimpleRNN, LSTM, GRU or RNN): one, or one per cell of its
 // StackedRNNCells, in stacking order. NotImplementedError naming `where` for another cell class
-// (ConvLSTMCell, a custom cell) or a stateful layer.
+// (a custom cell; ConvLSTMCell runs as keras/export/conv_lstm_op.h says).
 std::vector<OnnxCell> onnx_cells(const Layer& recurrent_layer, const std::string& where);
 
 struct SequenceRun {
@@ -43,12 +43,6 @@ struct SequenceRun {
   std::vector<std::string> initial;  // (N, units) per state (h[, c]); empty = zeros
   bool backwards = false;            // go_backwards: the last step is processed first
   bool zero_output_for_mask = false;
-};
-
-struct SequenceResult {
-  std::string sequence;             // (T, N, units), in time order (not processing order)
-  std::string last;                 // (N, units): the output of the last processed step
-  std::vector<std::string> states;  // (N, units) per state, final
 };
 
 // Appends `cell` run over `run`; names from `hint`, errors name `where`.

@@ -41,6 +41,14 @@ inline keras::TensorList model_inputs(const keras::Model& model, int64_t batch, 
   return xs;
 }
 
+// Every float weight of `model` drawn from N(0, stddev), one seed per weight from `seed` on: weights
+// away from their initialisers (zero biases, identity-like kernels), so that an export that drops a
+// weight or misorders a block shows in the predictions.
+inline void random_weights(keras::Model& model, uint64_t seed, double stddev = 0.5) {
+  for (auto& v : model.weights())
+    if (keras::is_floating(v.dtype())) v.assign(keras::random::normal(v.shape(), 0.0, stddev, seed++));
+}
+
 class OnnxCases {
  public:
   explicit OnnxCases(const std::string& tag)
@@ -83,6 +91,18 @@ class OnnxCases {
     cases_.push_back({{"name", name}, {"model", path}, {"runs", runs}});
   }
 
+  // A case whose runs the caller recorded: `runs` as onnx_check.py reads them (inputs and
+  // outputs by name, "carry" for inputs fed from the run before), files from save().
+  void add_runs(const std::string& name, const std::string& model_path, nlohmann::json runs) {
+    cases_.push_back({{"name", name}, {"model", model_path}, {"runs", std::move(runs)}});
+  }
+  // Writes `t` as `file`.npy in the cases' folder; returns its path.
+  std::string save(const std::string& file, const keras::Tensor& t) const {
+    const std::string path = (dir_ / (file + ".npy")).string();
+    keras::data::save_npy(path, t);
+    return path;
+  }
+
   // Runs the reference check; results by case name. `skip` is set when it cannot run.
   std::map<std::string, nlohmann::json> check(std::string& skip) const {
     const std::string manifest = (dir_ / "manifest.json").string();
@@ -97,10 +117,10 @@ class OnnxCases {
   }
 
   // Every case passes onnx.checker and matches predict within `tolerance` (relative to the
-  // output's largest magnitude).
-  void expect_all_match(double tolerance, std::string& skip) const {
+  // output's largest magnitude). Returns the results (inputs, outputs, doc, metadata) by name.
+  std::map<std::string, nlohmann::json> expect_all_match(double tolerance, std::string& skip) const {
     const auto results = check(skip);
-    if (!skip.empty()) return;
+    if (!skip.empty()) return results;
     for (const auto& c : cases_) {
       const std::string name = c["name"];
       auto it = results.find(name);
@@ -116,6 +136,7 @@ class OnnxCases {
       std::cout << "  onnx " << name << ": max relative error " << err << " over " << it->second["runs"] << " batches\n";
       EXPECT_LE(err, tolerance) << name;
     }
+    return results;
   }
 
   size_t size() const { return cases_.size(); }

@@ -12,10 +12,7 @@ using keras::KerasTensor;
 
 namespace {
 
-void randomize(k::Model& model, uint64_t seed = 3) {
-  for (auto& v : model.weights())
-    if (k::is_floating(v.dtype())) v.assign(k::random::normal(v.shape(), 0.0, 0.5, seed++));
-}
+void randomize(k::Model& model, uint64_t seed = 3) { test_support::random_weights(model, seed, 0.5); }
 
 k::CallArgs keywords(std::vector<std::string> names, nlohmann::json options = nlohmann::json::object()) {
   k::CallArgs args;

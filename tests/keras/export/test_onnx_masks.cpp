@@ -61,10 +61,7 @@ std::vector<k::TensorList> padded_batches(bool tokens, uint64_t seed, int64_t st
 
 // Every float weight random (recurrent kernels, biases and embeddings away from their
 // initialisers, so that a gate or mask mistake shows).
-void randomize(k::Model& model, uint64_t seed = 7) {
-  for (auto& v : model.weights())
-    if (k::is_floating(v.dtype())) v.assign(k::random::normal(v.shape(), 0.0, 0.5, seed++));
-}
+void randomize(k::Model& model, uint64_t seed = 7) { test_support::random_weights(model, seed, 0.5); }
 
 struct MaskCase {
   std::string name;
