@@ -82,7 +82,8 @@ std::vector<TensorSpec> forward_shape(const std::vector<TensorSpec>& in, const A
   }
   std::vector<TensorSpec> out{{{batch, xs[1], units}, in[0].dtype}, {{batch, units}, in[0].dtype}};
   if (lstm) out.push_back({{batch, units}, in[0].dtype});
-  out.push_back({{1}, in[0].dtype});
+  // Two-byte operands run in float32 (run_op): the workspace is the float32 run's, kept as it is.
+  out.push_back({{1}, is_half(in[0].dtype) ? DType::float32 : in[0].dtype});
   return out;
 }
 

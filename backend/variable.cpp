@@ -46,9 +46,8 @@ void Variable::assign(const Tensor& v) {
 }
 
 void Variable::swap_value(Tensor& t) {
-  if (t.shape() != shape() || t.dtype() != dtype())
-    fail<ShapeError>("Variable '" + path() + "' swap_value", "a " + dtype_name(dtype()) + " tensor of shape " + shape_str(shape()),
-                     dtype_name(t.dtype()) + " of shape " + shape_str(t.shape()));
+  if (t.shape() != shape())
+    fail<ShapeError>("Variable '" + path() + "' swap_value", "a tensor of shape " + shape_str(shape()), shape_str(t.shape()));
   std::swap(impl().value, t);
 }
 

@@ -45,8 +45,9 @@ class Variable {
   DType dtype() const { return impl().value.dtype(); }  // the stored dtype, never the autocast one
   // Copies `v` (same shape; dtype converted) into the variable. ShapeError names the path.
   void assign(const Tensor& v);
-  // Exchanges the stored tensor with `t` without copying (same shape and dtype, else ShapeError
-  // naming the path): gradient checks make a layer compute with their own tensors this way.
+  // Exchanges the stored tensor with `t` without copying (same shape, else ShapeError naming the
+  // path; the dtype may differ): gradient checks make a layer compute with their own tensors
+  // (float64 ones too) this way, and swap back.
   void swap_value(Tensor& t);
   // The projection run after each optimizer update: returns the new value (same shape). Empty: none.
   using ConstraintFn = std::function<Tensor(const Tensor&)>;

@@ -222,6 +222,7 @@ void ProjectionOwner::validate_input(const std::vector<Shape>& shapes) const {
 std::shared_ptr<EinsumProjectionImpl> ProjectionOwner::add_projection(const std::string& key,
                                                                       EinsumProjectionOptions options,
                                                                       const Shape& input_shape) {
+  if (options.dtype.empty()) options.dtype = dtype_policy().name;  // Keras: sublayers share the policy
   auto layer = std::make_shared<EinsumProjectionImpl>(std::move(options));
   layer->update_paths(prefix_ + name() + "/");
   layer->ensure_built({input_shape});

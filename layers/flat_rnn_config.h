@@ -14,6 +14,7 @@ CellOptions flat_cell_options(const Options& o, const char* cell_name) {
   config::copy_cell_args(o, c);
   c.name = cell_name;
   c.trainable = o.trainable;
+  c.dtype = o.dtype;  // Keras: the cell computes under the layer's policy
   return c;
 }
 

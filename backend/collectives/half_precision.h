@@ -1,15 +1,12 @@
-// float16 and bfloat16 as 16-bit storage: conversions to and from float32 (round to nearest
-// even; NaN stays NaN), and the element-wise sum the collectives reduce them with.
+// float16 and bfloat16 as 16-bit storage in the collectives: the element-wise sum they reduce
+// them with, and scaling (the conversions are backend/half.h's).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-namespace keras::collectives {
+#include "backend/half.h"
 
-float bfloat16_to_float(uint16_t h);
-uint16_t float_to_bfloat16(float f);
-float float16_to_float(uint16_t h);
-uint16_t float_to_float16(float f);
+namespace keras::collectives {
 
 // inout[i] = round(in[i] + inout[i]), computed in float32.
 void add_bfloat16(const uint16_t* in, uint16_t* inout, size_t n);
