@@ -13,7 +13,7 @@ namespace {
 
 void check_floating(const std::string& op, const TensorSpec& s, const char* what) {
   if (!is_floating(s.dtype))
-    fail<TypeError>("op '" + op + "'", std::string("a float32 or float64 ") + what, dtype_name(s.dtype),
+    fail<TypeError>("op '" + op + "'", std::string("a floating-point ") + what, dtype_name(s.dtype),
                     "Cast the tensor first.");
 }
 

@@ -14,7 +14,7 @@ using Specs = std::vector<TensorSpec>;
 
 void check_scores(const std::string& op, const TensorSpec& x, const TensorSpec& mask) {
   if (!is_floating(x.dtype))
-    fail<TypeError>("op '" + op + "'", "float32 or float64 scores", dtype_name(x.dtype), "Cast the tensor first.");
+    fail<TypeError>("op '" + op + "'", "floating-point scores", dtype_name(x.dtype), "Cast the tensor first.");
   if (x.shape.empty()) fail<ShapeError>("op '" + op + "'", "scores of rank >= 1", "a scalar");
   if (mask.dtype != DType::boolean)
     fail<TypeError>("op '" + op + "'", "a bool mask", dtype_name(mask.dtype), "Build it with a comparison or ops::cast.");

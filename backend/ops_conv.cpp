@@ -46,7 +46,7 @@ namespace {
 void check_floats(const std::string& op, const std::vector<TensorSpec>& in) {
   for (const auto& s : in) {
     if (!is_floating(s.dtype))
-      fail<TypeError>(op, "float32 or float64 operands", dtype_name(s.dtype), "Cast to a float type first.");
+      fail<TypeError>(op, "floating-point operands", dtype_name(s.dtype), "Cast to a float type first.");
     if (s.dtype != in[0].dtype)
       fail<TypeError>(op, "operands of one dtype", dtype_name(in[0].dtype) + " and " + dtype_name(s.dtype),
                       "Cast one operand first.");

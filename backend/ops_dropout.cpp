@@ -27,7 +27,7 @@ KERAS_REGISTER_OP(dropout) {
   def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
     if (in.size() != 1) fail<ValueError>("op 'dropout'", "1 input", std::to_string(in.size()) + " inputs");
     if (!is_floating(in[0].dtype))
-      fail<TypeError>("op 'dropout'", "a float32 or float64 input", dtype_name(in[0].dtype), "Cast the tensor first.");
+      fail<TypeError>("op 'dropout'", "a floating-point input", dtype_name(in[0].dtype), "Cast the tensor first.");
     check_rate("op 'dropout'", a.get_float("rate"));
     return std::vector<TensorSpec>{in[0], {in[0].shape, DType::boolean}};
   };
@@ -44,7 +44,7 @@ KERAS_REGISTER_OP(dropout_grad) {
   def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
     if (in.size() != 2) fail<ValueError>("op 'dropout_grad'", "2 inputs (grad, mask)", std::to_string(in.size()) + " inputs");
     if (!is_floating(in[0].dtype))
-      fail<TypeError>("op 'dropout_grad'", "a float32 or float64 gradient", dtype_name(in[0].dtype));
+      fail<TypeError>("op 'dropout_grad'", "a floating-point gradient", dtype_name(in[0].dtype));
     if (in[1].dtype != DType::boolean)
       fail<TypeError>("op 'dropout_grad'", "a bool mask", dtype_name(in[1].dtype));
     if (in[0].shape != in[1].shape)

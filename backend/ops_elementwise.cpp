@@ -26,7 +26,7 @@ void check_dtype(const std::string& op, DType t, Kind kind) {
   if (kind == Kind::numeric && t == DType::boolean)
     fail<TypeError>(op, "a numeric dtype (float32, float64, int32, int64)", "bool", "Cast the tensor first (ops::cast).");
   if (kind == Kind::floating && !is_floating(t))
-    fail<TypeError>(op, "a floating dtype (float32 or float64)", dtype_name(t), "Cast the tensor first (ops::cast).");
+    fail<TypeError>(op, "a floating dtype (float32, float64, bfloat16, float16)", dtype_name(t), "Cast the tensor first (ops::cast).");
 }
 
 // NumPy broadcasting that also accepts unknown (-1, symbolic batch) extents, which are assumed to

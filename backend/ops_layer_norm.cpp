@@ -18,7 +18,7 @@ namespace {
 using Specs = std::vector<TensorSpec>;
 
 void check_layer_norm_input(const std::string& where, const TensorSpec& x, const TensorSpec& gamma) {
-  if (!is_floating(x.dtype)) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype), "Cast the tensor first.");
+  if (!is_floating(x.dtype)) fail<TypeError>(where, "a floating-point input", dtype_name(x.dtype), "Cast the tensor first.");
   if (x.shape.empty()) fail<ShapeError>(where, "an input of rank >= 1 (..., features)", "a scalar");
   if (gamma.shape != Shape{x.shape.back()} || gamma.dtype != x.dtype)
     fail<ShapeError>(where, "gamma/beta of shape (" + std::to_string(x.shape.back()) + ",) and dtype " + dtype_name(x.dtype),

@@ -19,7 +19,7 @@ void check_float_pair(const std::string& op, const TensorSpec& a, const TensorSp
     fail<TypeError>(op, "operands of one dtype", dtype_name(a.dtype) + " and " + dtype_name(b.dtype),
                     "Cast one operand first.");
   if (!is_floating(a.dtype))
-    fail<TypeError>(op, "float32 or float64 operands", dtype_name(a.dtype), "Cast to a float type first.");
+    fail<TypeError>(op, "floating-point operands", dtype_name(a.dtype), "Cast to a float type first.");
 }
 
 std::vector<TensorSpec> matmul_shape(const std::vector<TensorSpec>& in, const Attrs& attrs) {

@@ -27,7 +27,7 @@ void check_channels(const std::string& where, const TensorSpec& x, const TensorS
 }
 
 void check_input(const std::string& where, const TensorSpec& x) {
-  if (!is_floating(x.dtype)) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype), "Cast the tensor first.");
+  if (!is_floating(x.dtype)) fail<TypeError>(where, "a floating-point input", dtype_name(x.dtype), "Cast the tensor first.");
   if (x.shape.empty()) fail<ShapeError>(where, "an input of rank >= 1 (..., channels)", "a scalar");
 }
 

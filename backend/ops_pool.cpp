@@ -71,7 +71,7 @@ ops::Size2 size2_attr(const Attrs& a, const char* key, const std::string& where)
 Shape pooled_shape(const std::string& op, const TensorSpec& x, const Attrs& a) {
   const std::string where = "op '" + op + "'";
   if (!is_floating(x.dtype))
-    fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype), "Cast the tensor first.");
+    fail<TypeError>(where, "a floating-point input", dtype_name(x.dtype), "Cast the tensor first.");
   return ops::pool2d_output_shape(x.shape, size2_attr(a, "pool_size", where), size2_attr(a, "strides", where),
                                   a.get_string("padding"), where);
 }

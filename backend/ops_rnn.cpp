@@ -60,7 +60,7 @@ std::vector<TensorSpec> forward_shape(const std::vector<TensorSpec>& in, const A
   if (xs.size() != 3) fail<ShapeError>(kOp, "x of rank 3 (batch, time, input)", shape_str(xs));
   for (size_t i = 0; i < 5 + (lstm ? 1u : 0u); ++i) {
     if (!is_floating(in[i].dtype))
-      fail<TypeError>(kOp, "float32 or float64 operands", dtype_name(in[i].dtype), "Cast to a float type first.");
+      fail<TypeError>(kOp, "floating-point operands", dtype_name(in[i].dtype), "Cast to a float type first.");
     if (in[i].dtype != in[0].dtype)
       fail<TypeError>(kOp, "operands of one dtype", dtype_name(in[0].dtype) + " and " + dtype_name(in[i].dtype));
   }

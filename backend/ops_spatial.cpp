@@ -75,7 +75,7 @@ Tensor crop2d(const Tensor& x, std::array<Size2, 2> cropping) {
 Tensor dropout_with_noise_shape(const Tensor& x, double rate, const Shape& noise_shape, Generator& gen) {
   const std::string where = "keras::ops::dropout_with_noise_shape";
   if (!(rate >= 0.0 && rate < 1.0)) fail<ValueError>(where, "a rate in [0, 1)", std::to_string(rate));
-  if (!is_floating(x.dtype())) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype()));
+  if (!is_floating(x.dtype())) fail<TypeError>(where, "a floating-point input", dtype_name(x.dtype()));
   bool fits = noise_shape.size() == x.shape().size();
   for (size_t i = 0; fits && i < noise_shape.size(); ++i) fits = noise_shape[i] == 1 || noise_shape[i] == x.shape()[i];
   if (!fits)
@@ -91,7 +91,7 @@ Tensor spatial_dropout(const Tensor& x, double rate, Generator& gen) {
   const std::string where = "keras::ops::spatial_dropout";
   if (!(rate >= 0.0 && rate < 1.0)) fail<ValueError>(where, "a rate in [0, 1)", std::to_string(rate));
   if (x.rank() < 2) fail<ShapeError>(where, "an input of rank >= 2 (batch, ..., channels)", "shape " + shape_str(x.shape()));
-  if (!is_floating(x.dtype())) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype()));
+  if (!is_floating(x.dtype())) fail<TypeError>(where, "a floating-point input", dtype_name(x.dtype()));
   Shape mask_shape(x.rank(), 1);
   mask_shape.front() = x.shape().front();
   mask_shape.back() = x.shape().back();

@@ -3,7 +3,7 @@
 namespace keras::detail {
 
 void check_image_spec(const std::string& where, const TensorSpec& x) {
-  if (!is_floating(x.dtype)) fail<TypeError>(where, "a float32 or float64 input", dtype_name(x.dtype), "Cast the tensor first.");
+  if (!is_floating(x.dtype)) fail<TypeError>(where, "a floating-point input", dtype_name(x.dtype), "Cast the tensor first.");
   if (x.shape.size() != 4)
     fail<ShapeError>(where, "an input of rank 4 (batch, height, width, channels)", "shape " + shape_str(x.shape));
 }
