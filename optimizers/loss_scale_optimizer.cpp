@@ -87,14 +87,11 @@ OptimizerPtr LossScaleOptimizerImpl::from_config(const json& c) {
   if (!c.contains("inner_optimizer"))
     fail<ValueError>("LossScaleOptimizer config", "an 'inner_optimizer'", c.dump());
   // tf_keras's fixed-scale form (dynamic false) has no growth: an interval no run reaches.
-  if (c.contains("dynamic") && c["dynamic"].is_boolean() && !c["dynamic"].get<bool>())
-    return LossScaleOptimizer(optimizers::from_config(c["inner_optimizer"]),
-                              {.initial_scale = c.value("initial_scale", 32768.0),
-                               .dynamic_growth_steps = std::numeric_limits<int64_t>::max(),
-                               .name = c.value("name", std::string())});
+  const bool fixed = c.contains("dynamic") && c["dynamic"].is_boolean() && !c["dynamic"].get<bool>();
   return LossScaleOptimizer(optimizers::from_config(c["inner_optimizer"]),
                             {.initial_scale = c.value("initial_scale", 32768.0),
-                             .dynamic_growth_steps = c.value("dynamic_growth_steps", int64_t{2000}),
+                             .dynamic_growth_steps = fixed ? std::numeric_limits<int64_t>::max()
+                                                           : c.value("dynamic_growth_steps", int64_t{2000}),
                              .name = c.value("name", std::string())});
 }
 
