@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "backend/autodiff.h"
+#include "backend/bf16_compute.h"
 #include "backend/instrumentation.h"
 #include "backend/op_profile.h"
 
@@ -134,6 +135,15 @@ bool has_half(const TensorList& inputs, const std::vector<TensorSpec>& outputs, 
   return any;
 }
 
+// Every floating input and output is bfloat16 (the case a bf16 kernel takes).
+bool all_floating_bf16(const TensorList& inputs, const std::vector<TensorSpec>& outputs) {
+  for (const auto& t : inputs)
+    if (is_floating(t.dtype()) && t.dtype() != DType::bfloat16) return false;
+  for (const auto& s : outputs)
+    if (is_floating(s.dtype) && s.dtype != DType::bfloat16) return false;
+  return true;
+}
+
 }  // namespace
 
 TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& attrs) {
@@ -165,7 +175,18 @@ TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& att
       fail<ValueError>("op '" + op.name + "'", "contiguous inputs for an in-place op", "a strided view");
     inputs.push_back(op.mutates_inputs || op.strided_inputs ? t : t.contiguous());
   }
-  const bool in_float32 = !op.half_native && has_half(inputs, out_specs, op);
+  bool in_float32 = !op.half_native && has_half(inputs, out_specs, op);
+  const KernelFn* run = &kernel;
+  const KernelFn* bf16_kernel = in_float32 ? find_bf16_kernel(op, device.kind) : nullptr;
+  if (bf16_kernel && all_floating_bf16(inputs, out_specs)) {
+    if (bf16_kernels_enabled(device.kind)) {
+      run = bf16_kernel;
+      in_float32 = false;
+      detail::count_bf16_kernel_run();
+    } else {
+      detail::warn_bf16_in_float32(op.name);
+    }
+  }
   if (in_float32)
     for (auto& t : inputs)
       if (is_half(t.dtype())) t = t.astype(DType::float32);
@@ -178,7 +199,7 @@ TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& att
   const bool watched = instrumentation::active();
   if (watched && !op_profiling()) {
     const int64_t start = instrumentation::detail::now_ns();
-    kernel(inputs, outputs, attrs);
+    (*run)(inputs, outputs, attrs);
     instrumentation::detail::notify_op(op, attrs, inputs, outputs, start, instrumentation::detail::now_ns());
   } else if (op_profiling()) {
     auto cpu_now = [] {
@@ -188,13 +209,13 @@ TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& att
     };
     const int64_t start = instrumentation::detail::now_ns();
     double c0 = cpu_now();
-    kernel(inputs, outputs, attrs);
+    (*run)(inputs, outputs, attrs);
     const int64_t end = instrumentation::detail::now_ns();
     detail::record_op_time(op.name, inputs.empty() ? "()" : shape_str(inputs[0].shape()), 1e-9 * double(end - start),
                            cpu_now() - c0);
     if (watched) instrumentation::detail::notify_op(op, attrs, inputs, outputs, start, end);
   } else {
-    kernel(inputs, outputs, attrs);
+    (*run)(inputs, outputs, attrs);
   }
   if (op.mutates_inputs)
     for (auto& t : inputs) t.bump_version();

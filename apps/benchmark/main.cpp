@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/bf16_compute.h"
 #include "bench.h"
 
 namespace {
@@ -65,6 +66,8 @@ struct Options {
   // The other side: "torch", or "onnxruntime" (ONNX Runtime on our exported model, inference).
   std::string against = "torch";
   std::string ort_python = std::string(KERAS_SOURCE_DIR) + "/.venv/bin/python3";
+  // Our side's global dtype policy; mixed_bfloat16 times PyTorch under torch.autocast(bfloat16).
+  std::string policy = "float32";
 };
 
 const char* kUsage =
@@ -74,6 +77,8 @@ const char* kUsage =
     "                 [--warmup N] [--min-time S] [--bench-dir DIR] [--python PATH]\n"
     "                 [--config stock|openblas|openblas-skx|tuned] [--side both|ours|torch]\n"
     "                 [--omp-wait-policy passive|active] [--peak-seconds S] [--check-numerics]\n"
+    "                 [--policy float32|mixed_bfloat16]   (mlp, cnn, resnet: ours under Keras's policy,\n"
+    "                 PyTorch under torch.autocast(\"cpu\", bfloat16), apps/benchmark/torch_autocast_bench.py)\n"
     "       benchmark [--workload W] --device cuda[:N] [--batch N]   (ours alone on a GPU: one JSON line; see gpu_compare.py)\n"
     "       benchmark [--workload W] --against onnxruntime [--ort-python PATH]   (inference: ours vs ONNX Runtime on our export)\n"
     "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step and its kernels per op, ours only)\n"
@@ -135,6 +140,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--profile-steps") o.profile_steps = static_cast<int>(number(i, 1));
     else if (a == "--against") o.against = value(i);
     else if (a == "--ort-python") o.ort_python = value(i);
+    else if (a == "--policy") o.policy = value(i);
     else if (a == "-h" || a == "--help") std::printf("%s%s\n", kUsage, default_bench_dir().c_str()), std::exit(0);
     else usage_error("unknown argument '" + a + "'");
   }
@@ -143,6 +149,10 @@ Options parse(int argc, char** argv) {
     usage_error("--mode: expected both, train or infer, got '" + o.mode + "'");
   if (!o.wait_policy.empty() && o.wait_policy != "passive" && o.wait_policy != "active")
     usage_error("--omp-wait-policy: expected passive or active, got '" + o.wait_policy + "'");
+  if (o.policy != "float32" && o.policy != "mixed_bfloat16")
+    usage_error("--policy: expected float32 or mixed_bfloat16, got '" + o.policy + "'");
+  if (o.policy != "float32" && o.workload != "mlp" && o.workload != "cnn" && o.workload != "resnet")
+    usage_error("--policy " + o.policy + ": expected the workload mlp, cnn or resnet, got '" + o.workload + "'");
   if (o.against != "torch" && o.against != "onnxruntime")
     usage_error("--against: expected torch or onnxruntime, got '" + o.against + "'");
   if (o.against == "onnxruntime") {
@@ -233,7 +243,7 @@ double phase_rate(const json& j, const char* phase) {
 
 Sample run_ours(const Options& o) {
   std::vector<std::string> args = {fs::read_symlink("/proc/self/exe").string(), "--worker", "--workload", o.workload,
-                                   "--mode", o.mode,
+                                   "--mode", o.mode, "--policy", o.policy,
                                    "--repeats", std::to_string(o.timing.repeats), "--warmup",
                                    std::to_string(o.timing.warmup), "--min-time", std::to_string(o.timing.min_time)};
   std::string t = std::to_string(o.threads);
@@ -248,7 +258,10 @@ Sample run_ours(const Options& o) {
 
 Sample run_torch(const Options& o, const bench::Workload& w, double peak_gflops) {
   fs::path dir(o.bench_dir);
-  const fs::path script = w.torch_script_in_bench_dir ? dir / w.torch_script : source_dir() / w.torch_script;
+  const bool autocast = o.policy == "mixed_bfloat16";
+  const fs::path script = autocast                     ? source_dir() / "torch_autocast_bench.py"
+                          : w.torch_script_in_bench_dir ? dir / w.torch_script
+                                                        : source_dir() / w.torch_script;
   // "openblas+malloc": the tuned config minus the AVX-512 core type, for CPUs without AVX-512.
   const bool plus_malloc = o.config == "openblas+malloc";
   std::vector<std::string> args = {(dir / "with_config.sh").string(), plus_malloc ? "openblas" : o.config, o.python,
@@ -257,6 +270,7 @@ Sample run_torch(const Options& o, const bench::Workload& w, double peak_gflops)
                                    "--warmup", std::to_string(o.timing.warmup), "--min-time",
                                    std::to_string(o.timing.min_time)};
   if (peak_gflops > 0) args.insert(args.end(), {"--peak-gflops", std::to_string(peak_gflops)});
+  if (autocast) args.insert(args.end(), {"--bench-dir", dir.string()});
   // PyTorch's best configuration for convolutions is channels_last (our layout is NHWC too).
   if (o.workload != "mlp") args.insert(args.end(), {"--memory-format", "channels_last"});
   std::vector<std::pair<std::string, std::string>> env;
@@ -350,6 +364,13 @@ int run_driver(const Options& o, const bench::Workload& w) {
               o.threads, peak, isa.c_str(), o.threads);
   std::printf("torch config %s | OMP_WAIT_POLICY %s | load average %.2f on %ld cores\n", o.config.c_str(),
               policy.c_str(), load_before, cores);
+  if (o.policy != "float32")
+    std::printf("policy %s: ours %s, torch under torch.autocast(bfloat16); this CPU %s bfloat16 instructions%s\n",
+                o.policy.c_str(),
+                keras::bf16_kernels_enabled(keras::DeviceKind::cpu) ? "on oneDNN's bfloat16 kernels"
+                                                                    : "converting to float32 (no bfloat16 kernels)",
+                keras::cpu_has_bf16_instructions() ? "has" : "lacks",
+                keras::cpu_has_bf16_instructions() ? "" : " (oneDNN emulates them: figures say nothing of bf16 hardware)");
   if (o.wait_policy.empty() && load_before > static_cast<double>(cores))
     std::printf("note: the machine is busy; OpenMP spin-waiting makes both sides slow and noisy here. "
                 "--omp-wait-policy passive gives figures closer to an idle machine's.\n");
@@ -419,6 +440,9 @@ int run_driver(const Options& o, const bench::Workload& w) {
               {"fma_peak_gflops", peak},
               {"fma_isa", isa},
               {"omp_wait_policy", policy},
+              {"policy", o.policy},
+              {"bf16_kernels", keras::bf16_kernels_enabled(keras::DeviceKind::cpu)},
+              {"cpu_bf16", keras::cpu_has_bf16_instructions()},
               {"load_average_start", load_before},
               {"load_average_end", load_average()}};
   for (const auto& [name, v] : sides.items()) out[name] = v;
@@ -463,6 +487,7 @@ int main(int argc, char** argv) {
     bench::Workload w = bench::find_workload(o.workload);
     if (o.batch > 0) w.batch = o.batch;
     if (o.mode.empty()) o.mode = w.mode;
+    if (o.policy != "float32") keras::mixed_precision::set_global_policy(o.policy);
     if (o.worker) return bench::run_worker(w, o.timing, o.mode);
     // The GPU side is ours alone: torch_gpu.py times PyTorch on the same card, and
     // apps/benchmark/gpu_compare.py puts the two side by side.

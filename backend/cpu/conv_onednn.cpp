@@ -1,4 +1,4 @@
-// oneDNN's float32 convolutions (see conv_onednn.h) and the weight cache of conv_kernels.h.
+// oneDNN's float32 and bfloat16 convolutions (see conv_onednn.h) and the weight cache of conv_kernels.h.
 #include "backend/cpu/conv_onednn.h"
 
 #include <cstdlib>
@@ -14,18 +14,19 @@ namespace {
 
 using dnnl::memory;
 using Dims = memory::dims;
-constexpr auto f32 = memory::data_type::f32;
 
 // ---------------- geometry and descriptors ----------------
 
 using Problem = cpu::ConvProblem;
 
-memory::desc act_desc(const Shape& s) { return memory::desc({s[0], s[3], s[1], s[2]}, f32, memory::format_tag::nhwc); }
+memory::desc act_desc(const Shape& s, memory::data_type dt) {
+  return memory::desc({s[0], s[3], s[1], s[2]}, dt, memory::format_tag::nhwc);
+}
 // Activations as a primitive of `alg` is created with: NHWC, or any layout for Winograd (whose
 // oneDNN 2.6 kernels take nChw16c only and refuse NHWC).
-memory::desc act_md(const Shape& s, dnnl::algorithm alg) {
-  if (alg == dnnl::algorithm::convolution_direct) return act_desc(s);
-  return memory::desc({s[0], s[3], s[1], s[2]}, f32, memory::format_tag::any);
+memory::desc act_md(const Shape& s, memory::data_type dt, dnnl::algorithm alg) {
+  if (alg == dnnl::algorithm::convolution_direct) return act_desc(s, dt);
+  return memory::desc({s[0], s[3], s[1], s[2]}, dt, memory::format_tag::any);
 }
 
 Dims weight_dims(const Problem& pr) {
@@ -39,12 +40,12 @@ memory::desc keras_weight_desc(const Problem& pr) {
   const Shape& k = pr.k;
   int64_t o = k[3], cg = k[2], kw = k[1];
   Dims h_w_strides{kw * cg * o, cg * o};
-  if (pr.p.groups == 1) return memory::desc(weight_dims(pr), f32, Dims{1, o, h_w_strides[0], h_w_strides[1]});
-  return memory::desc(weight_dims(pr), f32, Dims{o / pr.p.groups, 1, o, h_w_strides[0], h_w_strides[1]});
+  if (pr.p.groups == 1) return memory::desc(weight_dims(pr), pr.dtype, Dims{1, o, h_w_strides[0], h_w_strides[1]});
+  return memory::desc(weight_dims(pr), pr.dtype, Dims{o / pr.p.groups, 1, o, h_w_strides[0], h_w_strides[1]});
 }
 
-memory::desc weight_any(const Problem& pr) { return memory::desc(weight_dims(pr), f32, memory::format_tag::any); }
-memory::desc bias_desc(const Problem& pr) { return memory::desc({pr.k[3]}, f32, memory::format_tag::x); }
+memory::desc weight_any(const Problem& pr) { return memory::desc(weight_dims(pr), pr.dtype, memory::format_tag::any); }
+memory::desc bias_desc(const Problem& pr) { return memory::desc({pr.k[3]}, pr.dtype, memory::format_tag::x); }
 Dims strides_of(const ConvParams& p) { return {p.stride_h, p.stride_w}; }
 Dims dilation_of(const ConvParams& p) { return {p.dilation_h - 1, p.dilation_w - 1}; }  // oneDNN: 0 = none
 Dims pad_l(const ConvParams& p) { return {p.pad_top, p.pad_left}; }
@@ -53,7 +54,7 @@ Dims pad_r(const ConvParams& p) { return {p.pad_bottom, p.pad_right}; }
 cpu::KeyBuilder key_of(const std::string& op, const Problem& pr) {
   cpu::KeyBuilder key(op);
   const ConvParams& p = pr.p;
-  key.add(pr.x).add(pr.k).add(pr.y);
+  key.add(pr.x).add(pr.k).add(pr.y).add(static_cast<int64_t>(pr.dtype));
   key.add(Shape{p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.pad_top, p.pad_bottom, p.pad_left, p.pad_right,
                 p.groups});
   return key;
@@ -61,7 +62,7 @@ cpu::KeyBuilder key_of(const std::string& op, const Problem& pr) {
 
 dnnl::convolution_forward::primitive_desc forward_pd(const Problem& pr, dnnl::prop_kind prop, bool with_bias,
                                                      const std::string& act, dnnl::algorithm alg) {
-  memory::desc src = act_md(pr.x, alg), dst = act_md(pr.y, alg);
+  memory::desc src = act_md(pr.x, pr.dtype, alg), dst = act_md(pr.y, pr.dtype, alg);
   auto d = with_bias ? dnnl::convolution_forward::desc(prop, alg, src, weight_any(pr), bias_desc(pr), dst,
                                                        strides_of(pr.p), dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p))
                      : dnnl::convolution_forward::desc(prop, alg, src, weight_any(pr), dst, strides_of(pr.p),
@@ -171,7 +172,7 @@ memory prepared_weights(const Tensor& w, const memory::desc& keras, const memory
 // reordered into a scratch buffer (Winograd takes oneDNN's blocked nChw16c only).
 memory act_in(const memory::desc& want, const Shape& s, const void* data, const std::string& key) {
   auto& eng = cpu::dnnl_engine();
-  memory user(act_desc(s), eng, const_cast<void*>(data));
+  memory user(act_desc(s, want.data_type()), eng, const_cast<void*>(data));
   if (want == user.get_desc()) return user;
   memory blocked(want, eng);
   reorder(user, blocked, key);
@@ -183,7 +184,7 @@ memory act_in(const memory::desc& want, const Shape& s, const void* data, const 
 struct ActOut {
   memory user, mem;
   ActOut(const memory::desc& want, const Shape& s, void* data)
-      : user(act_desc(s), cpu::dnnl_engine(), data), mem(want == user.get_desc() ? user : memory(want, cpu::dnnl_engine())) {}
+      : user(act_desc(s, want.data_type()), cpu::dnnl_engine(), data), mem(want == user.get_desc() ? user : memory(want, cpu::dnnl_engine())) {}
   void finish(const std::string& key) {
     if (mem.get_data_handle() != user.get_data_handle()) reorder(mem, user, key);
   }
@@ -199,7 +200,7 @@ struct FwdEntry {
 
 std::shared_ptr<FwdEntry> forward_entry(const Problem& pr, bool with_bias, const std::string& act, bool training,
                                         dnnl::algorithm alg, std::string& key_out) {
-  cpu::KeyBuilder key = key_of("conv2d_fwd_f32", pr);
+  cpu::KeyBuilder key = key_of("conv2d_fwd", pr);
   key.add(std::string(training ? "training" : "inference")).add(static_cast<int64_t>(with_bias)).add(act);
   key.add(static_cast<int64_t>(alg));
   key_out = key.str();
@@ -212,7 +213,7 @@ std::shared_ptr<FwdEntry> forward_entry(const Problem& pr, bool with_bias, const
       weight_reorder(keras_weight_desc(pr), e->pd.weights_desc(), key.str() + ";weights");
       e->ok = true;
     } catch (const dnnl::error& err) {
-      if (alg == dnnl::algorithm::convolution_direct) unsupported("conv2d", key.str(), err);
+      if (alg == dnnl::algorithm::convolution_direct && pr.dtype == memory::data_type::f32) unsupported("conv2d", key.str(), err);
     }
     return e;
   });
@@ -227,21 +228,21 @@ struct BwdDataEntry {
 };
 
 std::shared_ptr<BwdDataEntry> backward_data_entry(const Problem& pr, dnnl::algorithm alg, std::string& key_out) {
-  cpu::KeyBuilder key = key_of("conv2d_bwd_data_f32", pr);
+  cpu::KeyBuilder key = key_of("conv2d_bwd_data", pr);
   key.add(static_cast<int64_t>(alg));
   key_out = key.str();
   return cpu::primitive_cache().get<BwdDataEntry>(key.str(), [&] {
     auto e = std::make_shared<BwdDataEntry>();
     try {
       auto hint = forward_pd(pr, dnnl::prop_kind::forward_training, false, "linear", alg);
-      dnnl::convolution_backward_data::desc d(alg, act_md(pr.x, alg), weight_any(pr), act_md(pr.y, alg),
+      dnnl::convolution_backward_data::desc d(alg, act_md(pr.x, pr.dtype, alg), weight_any(pr), act_md(pr.y, pr.dtype, alg),
                                               strides_of(pr.p), dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p));
       e->pd = dnnl::convolution_backward_data::primitive_desc(d, cpu::own_scratchpad(), cpu::dnnl_engine(), hint);
       e->prim = dnnl::convolution_backward_data(e->pd);
       weight_reorder(keras_weight_desc(pr), e->pd.weights_desc(), key.str() + ";weights");
       e->ok = true;
     } catch (const dnnl::error& err) {
-      if (alg == dnnl::algorithm::convolution_direct) unsupported("conv2d_backward_data", key.str(), err);
+      if (alg == dnnl::algorithm::convolution_direct && pr.dtype == memory::data_type::f32) unsupported("conv2d_backward_data", key.str(), err);
     }
     return e;
   });
@@ -259,14 +260,14 @@ struct BwdWeightsEntry {
 
 std::shared_ptr<BwdWeightsEntry> backward_weights_entry(const Problem& pr, bool with_bias, dnnl::algorithm alg,
                                                         std::string& key_out) {
-  cpu::KeyBuilder key = key_of("conv2d_bwd_weights_f32", pr);
+  cpu::KeyBuilder key = key_of("conv2d_bwd_weights", pr);
   key.add(static_cast<int64_t>(with_bias)).add(static_cast<int64_t>(alg));
   key_out = key.str();
   return cpu::primitive_cache().get<BwdWeightsEntry>(key.str(), [&] {
     auto e = std::make_shared<BwdWeightsEntry>();
     try {
       auto hint = forward_pd(pr, dnnl::prop_kind::forward_training, with_bias, "linear", alg);
-      memory::desc src = act_md(pr.x, alg), dst = act_md(pr.y, alg);
+      memory::desc src = act_md(pr.x, pr.dtype, alg), dst = act_md(pr.y, pr.dtype, alg);
       auto d = with_bias ? dnnl::convolution_backward_weights::desc(alg, src, weight_any(pr), bias_desc(pr), dst,
                                                                     strides_of(pr.p), dilation_of(pr.p), pad_l(pr.p),
                                                                     pad_r(pr.p))
@@ -280,7 +281,7 @@ std::shared_ptr<BwdWeightsEntry> backward_weights_entry(const Problem& pr, bool 
         e->to_keras = cpu::make_reorder(e->pd.diff_weights_desc(), keras);
       e->ok = true;
     } catch (const dnnl::error& err) {
-      if (alg == dnnl::algorithm::convolution_direct) unsupported("conv2d_backward_weights", key.str(), err);
+      if (alg == dnnl::algorithm::convolution_direct && pr.dtype == memory::data_type::f32) unsupported("conv2d_backward_weights", key.str(), err);
     }
     return e;
   });

@@ -1,4 +1,4 @@
-// oneDNN's float32 convolutions on NHWC tensors with Keras-layout kernels: the `onednn_direct`
+// oneDNN's float32 (and bfloat16) convolutions on NHWC tensors with Keras-layout kernels: the `onednn_direct`
 // and `onednn_winograd` candidates of conv_choice.h, as plain functions of an algorithm.
 //
 // Activations stay NHWC where the primitive takes it (convolution_direct); Winograd takes only
@@ -19,10 +19,13 @@ namespace keras::cpu {
 struct ConvProblem {
   Shape x, k, y;  // NHWC input, Keras kernel (kh, kw, in/groups, out), NHWC output
   ConvParams p;
+  // Of every tensor of the problem: f32, or bf16 (bfloat16 kernels, convolution_direct only;
+  // oneDNN accumulates in float32).
+  dnnl::memory::data_type dtype = dnnl::memory::data_type::f32;
 };
 
 // True when oneDNN creates the primitive for the problem (its creation, tried once per key, did
-// not throw). Always true for convolution_direct on a valid problem.
+// not throw). Always true for convolution_direct on a valid float32 problem.
 bool onednn_conv_forward_offered(const ConvProblem& pr, bool with_bias, const std::string& act, bool training,
                                  dnnl::algorithm alg);
 bool onednn_conv_backward_data_offered(const ConvProblem& pr, dnnl::algorithm alg);

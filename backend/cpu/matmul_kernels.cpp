@@ -1,9 +1,10 @@
-// CPU kernels of matmul, dense and dense_activation_grad: oneDNN matmul for float32 (cached
-// primitives, transposes expressed as strides, bias and activation fused as post-ops) and plain
+// CPU kernels of matmul, dense and dense_activation_grad: oneDNN matmul for float32 and bfloat16
+// (cached primitives, transposes expressed as strides, bias and activation fused as post-ops) and plain
 // loops for float64. The plain-loop references for tests live at the end of the file.
 #include <cmath>
 #include <type_traits>
 
+#include "backend/bf16_compute.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/cpu/reference_linalg.h"
 #include "backend/op_registry.h"
@@ -44,23 +45,25 @@ struct MatmulEntry {
 
 // Runs dst = op(a) @ op(b) [+ bias] [then activation] through a cached oneDNN primitive.
 // `bias` may be null; its descriptor is (1, ..., 1, cols).
-void onednn_matmul(const Operand& a, const Operand& b, const Dims& c_dims, const float* pa, const float* pb,
-                   const float* pbias, float* pc, const std::string& act) {
-  cpu::KeyBuilder key("matmul_f32");
+// Every operand has data type `dt` (f32, or bf16 for the bf16 kernels; oneDNN accumulates in f32).
+void onednn_matmul(const Operand& a, const Operand& b, const Dims& c_dims, const void* pa, const void* pb,
+                   const void* pbias, void* pc, const std::string& act,
+                   memory::data_type dt = memory::data_type::f32) {
+  cpu::KeyBuilder key("matmul");
+  key.add(static_cast<int64_t>(dt));
   key.add(Shape(a.dims)).add(Shape(a.strides)).add(Shape(b.dims)).add(Shape(b.strides)).add(Shape(c_dims));
   key.add(static_cast<int64_t>(pbias != nullptr)).add(act);
   auto entry = cpu::primitive_cache().get<MatmulEntry>(key.str(), [&] {
     auto e = std::make_shared<MatmulEntry>();
-    auto f32 = memory::data_type::f32;
-    e->a = memory::desc(a.dims, f32, a.strides);
-    e->b = memory::desc(b.dims, f32, b.strides);
+    e->a = memory::desc(a.dims, dt, a.strides);
+    e->b = memory::desc(b.dims, dt, b.strides);
     Shape cs = contiguous_strides(Shape(c_dims));
-    e->c = memory::desc(c_dims, f32, Dims(cs.begin(), cs.end()));
+    e->c = memory::desc(c_dims, dt, Dims(cs.begin(), cs.end()));
     if (pbias) {
       Dims bd(c_dims.size(), 1);
       bd.back() = c_dims.back();
       Shape bs = contiguous_strides(Shape(bd));
-      e->bias = memory::desc(bd, f32, Dims(bs.begin(), bs.end()));
+      e->bias = memory::desc(bd, dt, Dims(bs.begin(), bs.end()));
     }
     auto d = pbias ? dnnl::matmul::desc(e->a, e->b, e->bias, e->c) : dnnl::matmul::desc(e->a, e->b, e->c);
     try {
@@ -72,10 +75,10 @@ void onednn_matmul(const Operand& a, const Operand& b, const Dims& c_dims, const
   });
   auto& eng = cpu::dnnl_engine();
   std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, memory(entry->a, eng, const_cast<float*>(pa))},
-      {DNNL_ARG_WEIGHTS, memory(entry->b, eng, const_cast<float*>(pb))},
+      {DNNL_ARG_SRC, memory(entry->a, eng, const_cast<void*>(pa))},
+      {DNNL_ARG_WEIGHTS, memory(entry->b, eng, const_cast<void*>(pb))},
       {DNNL_ARG_DST, memory(entry->c, eng, pc)}};
-  if (pbias) args.emplace(DNNL_ARG_BIAS, memory(entry->bias, eng, const_cast<float*>(pbias)));
+  if (pbias) args.emplace(DNNL_ARG_BIAS, memory(entry->bias, eng, const_cast<void*>(pbias)));
   cpu::execute(entry->prim, args);
   cpu::dnnl_stream().wait();
 }
@@ -145,20 +148,21 @@ void matmul_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
     return;
   }
   Shape ab = batch_of(a.shape(), rank), bb = batch_of(b.shape(), rank), cb(cs.begin(), cs.end() - 2);
-  if (a.dtype() == DType::float32) {
+  if (a.dtype() == DType::float32 || a.dtype() == DType::bfloat16) {
+    const auto dt = a.dtype() == DType::float32 ? memory::data_type::f32 : memory::data_type::bf16;
     bool b_shared = shape_numel(bb) == 1;
     if (b_shared && !ta) {
       // Every batch matrix of a meets the same b: fold the batch into the rows (one GEMM).
       int64_t rows = shape_numel(cb) * m;
-      onednn_matmul(make_operand({}, rows, k, false), make_operand({}, k, n, tb), {rows, n}, a.data<float>(),
-                    b.data<float>(), nullptr, c.data<float>(), "linear");
+      onednn_matmul(make_operand({}, rows, k, false), make_operand({}, k, n, tb), {rows, n}, a.raw_data(),
+                    b.raw_data(), nullptr, c.raw_data(), "linear", dt);
     } else {
       if (ab == bb && ab.size() > 1) ab = bb = cb = Shape{shape_numel(cb)};  // no broadcast: one batch axis
       Dims cd(cb.begin(), cb.end());
       cd.push_back(m);
       cd.push_back(n);
-      onednn_matmul(make_operand(ab, m, k, ta), make_operand(bb, k, n, tb), cd, a.data<float>(), b.data<float>(),
-                    nullptr, c.data<float>(), "linear");
+      onednn_matmul(make_operand(ab, m, k, ta), make_operand(bb, k, n, tb), cd, a.raw_data(), b.raw_data(), nullptr,
+                    c.raw_data(), "linear", dt);
     }
     return;
   }
@@ -206,9 +210,14 @@ void dense_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
   int64_t k = w.dim(0), units = w.dim(1);
   int64_t rows = units == 0 ? 0 : y.numel() / units;
   if (y.numel() == 0) return;
-  if (x.dtype() == DType::float32 && k > 0) {
-    onednn_matmul(make_operand({}, rows, k, false), make_operand({}, k, units, false), {rows, units},
-                  x.data<float>(), w.data<float>(), has_bias ? in[2].data<float>() : nullptr, y.data<float>(), act);
+  if ((x.dtype() == DType::float32 || x.dtype() == DType::bfloat16) && k > 0) {
+    const auto dt = x.dtype() == DType::float32 ? memory::data_type::f32 : memory::data_type::bf16;
+    onednn_matmul(make_operand({}, rows, k, false), make_operand({}, k, units, false), {rows, units}, x.raw_data(),
+                  w.raw_data(), has_bias ? in[2].raw_data() : nullptr, y.raw_data(), act, dt);
+    return;
+  }
+  if (x.dtype() == DType::bfloat16) {  // k == 0: the bias (and activation) alone, as float32 does it
+    run_bf16_in_float32(dense_kernel, in, out, attrs);
     return;
   }
   dispatch_dtype(x.dtype(), [&](auto tag) {
@@ -264,6 +273,9 @@ void activation_grad_kernel(const TensorList& in, TensorList& out, const Attrs& 
 
 KERAS_REGISTER_KERNEL(matmul, cpu, matmul_kernel);
 KERAS_REGISTER_KERNEL(dense, cpu, dense_kernel);
+// The same kernels take bfloat16 (see backend/bf16_compute.h).
+KERAS_REGISTER_BF16_KERNEL(matmul, cpu, matmul_kernel);
+KERAS_REGISTER_BF16_KERNEL(dense, cpu, dense_kernel);
 KERAS_REGISTER_KERNEL(dense_activation_grad, cpu, activation_grad_kernel);
 
 // ---- references (tests only): naive index arithmetic, accumulation in double ----
