@@ -13,8 +13,11 @@
 //   rmsprop_update(var, grad, vel[, mom][, avg_grad])  lr, rho, momentum, epsilon, centered
 //   adagrad_update(var, grad, acc)        lr, epsilon
 // and sum_squares_f64(x) -> float64 scalar, the reduction behind clipnorm and global_clipnorm.
+#include <omp.h>
+
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "backend/op_registry.h"
 
@@ -70,6 +73,56 @@ void for_each_index(int64_t n, F&& body) {
   } else {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) body(i);
+  }
+}
+
+// Runs span(begin, end) over [0, n): one span per OpenMP thread for large n (boundaries on
+// 16-element multiples, so every thread's vectors stay aligned as the buffers are), else one.
+template <class F>
+void for_each_span(int64_t n, F&& span) {
+  if (n < kParallelGrain) return span(int64_t{0}, n);
+#pragma omp parallel
+  {
+    const int64_t t = omp_get_thread_num(), threads = omp_get_num_threads();
+    auto edge = [&](int64_t k) { return k == threads ? n : (n * k / threads) & ~int64_t{15}; };
+    span(edge(t), edge(t + 1));
+  }
+}
+
+// One Adam step over elements [begin, end) of float32 buffers (vhat null without amsgrad), the
+// arithmetic of the generic loop below. A plain function of restrict pointers and scalars, so
+// that nothing is reloaded per element, compiled for AVX-512, AVX2 and the baseline: this pass
+// is a quarter of a small MLP's training step.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void adam_span_f32(
+    float* __restrict w, const float* __restrict g, float* __restrict m, float* __restrict v, float* __restrict vhat,
+    int64_t begin, int64_t end, float scale, float hi, float decay, float alpha, float one_minus_b1,
+    float one_minus_b2, float eps) {
+  auto grad = [=](float x) {
+    x *= scale;
+    return x < -hi ? -hi : (x > hi ? hi : x);
+  };
+  if (vhat) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+      const float gi = grad(g[i]);
+      const float mi = m[i] + (gi - m[i]) * one_minus_b1;
+      const float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
+      const float h = vhat[i] > vi ? vhat[i] : vi;
+      m[i] = mi;
+      v[i] = vi;
+      vhat[i] = h;
+      w[i] = (w[i] - w[i] * decay) - (mi * alpha) / (std::sqrt(h) + eps);
+    }
+  } else {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+      const float gi = grad(g[i]);
+      const float mi = m[i] + (gi - m[i]) * one_minus_b1;
+      const float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
+      m[i] = mi;
+      v[i] = vi;
+      w[i] = (w[i] - w[i] * decay) - (mi * alpha) / (std::sqrt(vi) + eps);
+    }
   }
 }
 
@@ -165,6 +218,14 @@ KERAS_REGISTER_KERNEL(adam_update, cpu, [](const TensorList& in, TensorList&, co
     T* m = ptr<T>(in[2]);
     T* v = ptr<T>(in[3]);
     const int64_t n = in[0].numel();
+    if constexpr (std::is_same_v<T, float>) {
+      float* vhat = in.size() == 5 ? ptr<T>(in[4]) : nullptr;
+      for_each_span(n, [&](int64_t begin, int64_t end) {
+        adam_span_f32(w, g, m, v, vhat, begin, end, prep.scale, prep.hi, prep.decay, alpha, one_minus_b1,
+                      one_minus_b2, eps);
+      });
+      return;
+    }
     if (in.size() == 5) {
       T* vhat = ptr<T>(in[4]);
       for_each_index(n, [&](int64_t i) {

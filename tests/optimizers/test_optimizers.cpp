@@ -174,6 +174,31 @@ TEST(Optimizers, LargeTensorTakesThreadedPath) {
   }
 }
 
+TEST(Optimizers, Float32AdamOnLargeTensorsMatchesTheDoubleRule) {
+  // Threaded spans (boundaries on 16-element multiples) and a vector tail: an odd size. AdamW
+  // with amsgrad and clipvalue takes every branch of the float32 kernel.
+  const int64_t n = (1 << 16) + 5;
+  std::vector<float> w0(n);
+  std::vector<std::vector<float>> grads(3, std::vector<float>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    w0[i] = static_cast<float>(std::sin(0.001 * i));
+    for (int t = 0; t < 3; ++t) grads[t][i] = static_cast<float>(std::cos(0.003 * i + t) * (t == 1 ? 3.0 : 0.5));
+  }
+  for (bool amsgrad : {false, true}) {
+    Variable v(Tensor::from_vector<float>(w0, {n}), "big");
+    auto o = opt::AdamW({.learning_rate = 0.01, .amsgrad = amsgrad, .weight_decay = 0.1, .clipvalue = 1.0});
+    for (const auto& g : grads) o->apply({Tensor::from_vector<float>(g, {n})}, {v});
+    const auto got = v.value().to_vector<float>();
+    Rule rule = adam_rule(0.01, 0.9, 0.999, 1e-7, amsgrad, 0.1);
+    for (int64_t i = 0; i < n; ++i) {
+      double w = w0[i];
+      std::vector<double> state(3, 0.0);
+      for (int t = 1; t <= 3; ++t) w = rule(w, std::clamp<double>(grads[t - 1][i], -1.0, 1.0), state, t);
+      ASSERT_NEAR(got[i], w, 1e-5 * std::max(1.0, std::abs(w))) << "element " << i << " amsgrad " << amsgrad;
+    }
+  }
+}
+
 // ---- clipping, decay, loss scale ----
 
 TEST(Optimizers, Clipping) {
