@@ -27,11 +27,14 @@
 #include "backend/ops_conv.h"
 #include "backend/random.h"
 #include "backend/threads.h"
+#include "tests/support/tensor_compare.h"
 
 using namespace keras;
 using cpu::ConvCandidate;
 
 namespace {
+
+using keras::testing::relative_error;
 
 struct Case {
   std::string name;
@@ -56,14 +59,6 @@ ConvParams params_of(const Case& c) {
   std::tie(p.pad_top, p.pad_bottom) = ops::conv_pads(c.x[1], c.kernel[0], c.padding, c.stride, 1);
   std::tie(p.pad_left, p.pad_right) = ops::conv_pads(c.x[2], c.kernel[1], c.padding, c.stride, 1);
   return p;
-}
-
-// max|a - ref| / max|ref|.
-double relative_error(const Tensor& a, const Tensor& ref) {
-  EXPECT_EQ(shape_str(a.shape()), shape_str(ref.shape()));
-  Tensor r = ref.astype(DType::float64);
-  double diff = element_as_double(ops::max(ops::abs(ops::subtract(a.astype(DType::float64), r))), 0);
-  return diff / element_as_double(ops::max(ops::abs(r)), 0);
 }
 
 struct Tensors {

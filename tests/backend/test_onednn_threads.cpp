@@ -14,11 +14,14 @@
 #include "backend/ops_conv.h"
 #include "backend/ops_nn.h"
 #include "backend/random.h"
+#include "tests/support/tensor_compare.h"
 
 using namespace keras;
 using cpu::ConvCandidate;
 
 namespace {
+
+using keras::testing::relative_error;
 
 struct Problem {
   Shape x, k;
@@ -46,12 +49,6 @@ TensorList run(const Work& w) {
   ConvParams p = same_padding(w.pr);
   TensorList g = ops::conv2d_backward_weights(w.x, w.dy, w.pr.k, p, true);
   return {ops::conv2d_explicit(w.x, w.k, w.b, p, "relu"), ops::conv2d_backward_data(w.dy, w.k, w.pr.x, p), g[0], g[1]};
-}
-
-double relative_error(const Tensor& a, const Tensor& ref) {
-  Tensor r = ref.astype(DType::float64);
-  double diff = element_as_double(ops::max(ops::abs(ops::subtract(a.astype(DType::float64), r))), 0);
-  return diff / element_as_double(ops::max(ops::abs(r)), 0);
 }
 
 std::vector<Work> make_work(int copies) {

@@ -23,11 +23,14 @@
 #include "layers/lstm.h"
 #include "layers/multi_head_attention.h"
 #include "layers/max_pooling2d.h"
+#include "tests/support/tensor_compare.h"
 
 using namespace keras;
 namespace L = keras::layers;
 
 namespace {
+
+using keras::testing::relative_error;
 
 std::shared_ptr<Model> convnet() {
   set_random_seed(5);
@@ -47,12 +50,6 @@ std::shared_ptr<Model> text_model() {
   auto h = L::LSTM({.units = 16, .return_sequences = true})(e);
   auto a = L::MultiHeadAttention({.num_heads = 2, .key_dim = 8})(std::vector<KerasTensor>{h, h})[0];
   return std::make_shared<Model>(in, L::Dense({.units = 3})(L::GlobalAveragePooling1D()(a)));
-}
-
-double relative_error(const Tensor& a, const Tensor& ref) {
-  Tensor r = ref.astype(DType::float64);
-  double diff = element_as_double(ops::max(ops::abs(ops::subtract(a.astype(DType::float64), r))), 0);
-  return diff / element_as_double(ops::max(ops::abs(r)), 0);
 }
 
 // Each of `threads` threads predicts every input `rounds` times; returns the mismatches with
