@@ -12,6 +12,7 @@
 
 #include "backend/autodiff.h"
 #include "backend/bf16_compute.h"
+#include "backend/cpu/conv_onednn.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/cpu/reference_linalg.h"
 #include "backend/ops.h"
@@ -103,6 +104,10 @@ TEST(Bf16Kernels, Conv2dForwardIsThePlainLoopRounded) {
     const uint64_t runs = bf16_kernel_runs();
     Tensor y = ops::conv2d_explicit(x, k, b, c.p, c.act);
     EXPECT_EQ(bf16_kernel_runs(), runs + 1) << "the bfloat16 kernel did not run";
+    // ... on oneDNN's bfloat16 primitive, not the float32 fallback for problems oneDNN declines.
+    cpu::ConvProblem pr{c.x, c.k, y.shape(), c.p, dnnl::memory::data_type::bf16};
+    EXPECT_TRUE(cpu::onednn_conv_forward_offered(pr, true, c.act, false, dnnl::algorithm::convolution_direct))
+        << shape_str(c.x) << " * " << shape_str(c.k);
     expect_bf16_close(y, cpu::reference_conv2d(f64(x), f64(k), f64(b), c.p, c.act),
                       "conv2d " + shape_str(c.x) + " * " + shape_str(c.k) + " " + c.act);
   }
