@@ -89,25 +89,25 @@ void for_each_span(int64_t n, F&& span) {
   }
 }
 
-// One Adam step over elements [begin, end) of float32 buffers (vhat null without amsgrad), the
-// arithmetic of the generic loop below. A plain function of restrict pointers and scalars, so
-// that nothing is reloaded per element, compiled for AVX-512, AVX2 and the baseline: this pass
-// is a quarter of a small MLP's training step.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void adam_span_f32(
-    float* __restrict w, const float* __restrict g, float* __restrict m, float* __restrict v, float* __restrict vhat,
-    int64_t begin, int64_t end, float scale, float hi, float decay, float alpha, float one_minus_b1,
-    float one_minus_b2, float eps) {
-  auto grad = [=](float x) {
+// One Adam step over elements [begin, end) (vhat null without amsgrad): restrict pointers and
+// scalars by value, so that nothing is reloaded per element (captured by reference, the scalars
+// may alias the stores and were reloaded each time, in 4-wide SSE code).
+template <class T>
+[[gnu::always_inline]] inline void adam_span(T* __restrict w, const T* __restrict g, T* __restrict m,
+                                             T* __restrict v, T* __restrict vhat, int64_t begin, int64_t end,
+                                             T scale, T hi, T decay, T alpha, T one_minus_b1, T one_minus_b2,
+                                             T eps) {
+  auto grad = [=](T x) {
     x *= scale;
     return x < -hi ? -hi : (x > hi ? hi : x);
   };
   if (vhat) {
 #pragma omp simd
     for (int64_t i = begin; i < end; ++i) {
-      const float gi = grad(g[i]);
-      const float mi = m[i] + (gi - m[i]) * one_minus_b1;
-      const float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
-      const float h = vhat[i] > vi ? vhat[i] : vi;
+      const T gi = grad(g[i]);
+      const T mi = m[i] + (gi - m[i]) * one_minus_b1;
+      const T vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
+      const T h = vhat[i] > vi ? vhat[i] : vi;
       m[i] = mi;
       v[i] = vi;
       vhat[i] = h;
@@ -116,14 +116,22 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void adam_span_f32(
   } else {
 #pragma omp simd
     for (int64_t i = begin; i < end; ++i) {
-      const float gi = grad(g[i]);
-      const float mi = m[i] + (gi - m[i]) * one_minus_b1;
-      const float vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
+      const T gi = grad(g[i]);
+      const T mi = m[i] + (gi - m[i]) * one_minus_b1;
+      const T vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
       m[i] = mi;
       v[i] = vi;
       w[i] = (w[i] - w[i] * decay) - (mi * alpha) / (std::sqrt(vi) + eps);
     }
   }
+}
+
+// The float32 span compiled for AVX-512, AVX2 and the baseline: this pass is a quarter of a small
+// MLP's training step.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void adam_span_f32(
+    float* w, const float* g, float* m, float* v, float* vhat, int64_t begin, int64_t end, float scale, float hi,
+    float decay, float alpha, float one_minus_b1, float one_minus_b2, float eps) {
+  adam_span(w, g, m, v, vhat, begin, end, scale, hi, decay, alpha, one_minus_b1, one_minus_b2, eps);
 }
 
 // Accumulated in double so that the norm of a large float32 gradient keeps its precision.
@@ -218,36 +226,15 @@ KERAS_REGISTER_KERNEL(adam_update, cpu, [](const TensorList& in, TensorList&, co
     T* m = ptr<T>(in[2]);
     T* v = ptr<T>(in[3]);
     const int64_t n = in[0].numel();
-    if constexpr (std::is_same_v<T, float>) {
-      float* vhat = in.size() == 5 ? ptr<T>(in[4]) : nullptr;
-      for_each_span(n, [&](int64_t begin, int64_t end) {
+    T* vhat = in.size() == 5 ? ptr<T>(in[4]) : nullptr;
+    for_each_span(n, [&](int64_t begin, int64_t end) {
+      if constexpr (std::is_same_v<T, float>)
         adam_span_f32(w, g, m, v, vhat, begin, end, prep.scale, prep.hi, prep.decay, alpha, one_minus_b1,
                       one_minus_b2, eps);
-      });
-      return;
-    }
-    if (in.size() == 5) {
-      T* vhat = ptr<T>(in[4]);
-      for_each_index(n, [&](int64_t i) {
-        const T gi = prep.grad(g[i]);
-        const T mi = m[i] + (gi - m[i]) * one_minus_b1;
-        const T vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
-        const T hi = vhat[i] > vi ? vhat[i] : vi;
-        m[i] = mi;
-        v[i] = vi;
-        vhat[i] = hi;
-        w[i] = prep.decayed(w[i]) - (mi * alpha) / (std::sqrt(hi) + eps);
-      });
-    } else {
-      for_each_index(n, [&](int64_t i) {
-        const T gi = prep.grad(g[i]);
-        const T mi = m[i] + (gi - m[i]) * one_minus_b1;
-        const T vi = v[i] + (gi * gi - v[i]) * one_minus_b2;
-        m[i] = mi;
-        v[i] = vi;
-        w[i] = prep.decayed(w[i]) - (mi * alpha) / (std::sqrt(vi) + eps);
-      });
-    }
+      else
+        adam_span(w, g, m, v, vhat, begin, end, prep.scale, prep.hi, prep.decay, alpha, one_minus_b1, one_minus_b2,
+                  eps);
+    });
   });
 });
 
