@@ -40,9 +40,11 @@ CallShapes call_shapes(const std::vector<Shape>& shapes, const std::vector<std::
 // layer's last call, as Keras's compute_output_spec is given the call's arguments.
 class RecordedCallArgs {
  public:
+  // Writes only what changed: concurrent calls of one layer record equal arguments and then only
+  // read (see set_call_args in layer.cpp).
   void record(const CallArgs& args) const {
-    keywords_ = args.keywords;
-    options_ = args.options;
+    if (keywords_ != args.keywords) keywords_ = args.keywords;
+    if (options_ != args.options) options_ = args.options;
   }
   const std::vector<std::string>& keywords() const { return keywords_; }
   const json& options() const { return options_; }

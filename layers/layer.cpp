@@ -264,18 +264,15 @@ std::vector<DType> Layer::compute_output_dtype(const std::vector<DType>& input_d
 
 namespace {
 
-// Sets the layer's current call arguments for one call and restores the previous ones after.
-class CallArgsScope {
- public:
-  CallArgsScope(CallArgs& slot, const CallArgs& args) : slot_(slot), previous_(std::move(slot)) { slot_ = args; }
-  ~CallArgsScope() { slot_ = std::move(previous_); }
-  CallArgsScope(const CallArgsScope&) = delete;
-  CallArgsScope& operator=(const CallArgsScope&) = delete;
-
- private:
-  CallArgs& slot_;
-  CallArgs previous_;
-};
+// Makes the keywords and options of `args` the layer's current call arguments (what build() and
+// the shape methods read). They stay after the call, so that outside a call they are the last
+// call's, and they are written only when they change: calls from several threads at once (predict
+// on one model) pass the same ones, so after the first call they only read the slot and never
+// race on it.
+void set_call_args(CallArgs& slot, const CallArgs& args) {
+  if (slot.keywords != args.keywords) slot.keywords = args.keywords;
+  if (slot.options != args.options) slot.options = args.options;
+}
 
 void check_keywords(const Layer& layer, size_t n_inputs, const CallArgs& args) {
   if (args.keywords.size() > n_inputs)
@@ -319,7 +316,7 @@ TensorList Layer::operator()(const TensorList& xs_given, CallArgs args) {
   if (instrumentation::active()) layer_scope.emplace(name(), class_name());
   std::vector<Shape> shapes;
   for (const auto& x : xs) shapes.push_back(x.shape());
-  CallArgsScope scope_args(current_args_, args);
+  set_call_args(current_args_, args);
   ensure_built(shapes);
   CallContext ctx{args.training.value_or(current_training()), std::move(args.mask), args.keywords, args.options};
   if (ctx.masks.empty()) {
@@ -382,7 +379,7 @@ std::vector<KerasTensor> Layer::operator()(const std::vector<KerasTensor>& xs, C
   if (!args.mask.empty())
     fail<ValueError>(where(), "masks attached by layers in a functional graph", "explicit masks in a symbolic call",
                      "Pass masks only in eager calls; in a graph, a Masking or Embedding(mask_zero) layer makes them.");
-  CallArgsScope scope_args(current_args_, args);
+  set_call_args(current_args_, args);
   std::vector<Shape> out_shapes;
   try {
     ensure_built(shapes);

@@ -202,7 +202,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // Marks the layer built without calling build() (layers that need no input shape).
   void mark_built(const std::vector<Shape>& input_shapes);
   // The keywords and options of the call being processed (CallArgs), for build() and
-  // compute_output_shape(), which see only shapes; empty outside a call.
+  // compute_output_shape(), which see only shapes; outside a call, the last call's.
   const CallArgs& current_call_args() const { return current_args_; }
   // Containers (models) leave the casting of inputs to the layers they hold.
   bool autocast_inputs_ = true;
