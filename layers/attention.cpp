@@ -16,12 +16,11 @@ AttentionImpl::AttentionImpl(AttentionOptions options) : Layer(config::base_opti
 }
 
 void AttentionImpl::validate_input(const std::vector<Shape>& shapes) const {
-  recorded_.record(current_call_args());
   check_input(shapes);
 }
 
 void AttentionImpl::check_input(const std::vector<Shape>& shapes) const {
-  if (!recorded_.keywords().empty())
+  if (!current_call_args().keywords.empty())
     fail<ValueError>(where(), "inputs [query, value] or [query, value, key] by position", "keyword tensors");
   if (shapes.size() < 2 || shapes.size() > 3)
     fail<ShapeError>(where(), "inputs [query, value] or [query, value, key]", std::to_string(shapes.size()) + " input(s)");
@@ -80,7 +79,7 @@ std::vector<Shape> AttentionImpl::compute_output_shape(const std::vector<Shape>&
   check_input(shapes);
   Shape out(shapes[0].begin(), shapes[0].end() - 1);
   out.push_back(shapes[1].back());
-  if (!attention::call_flag(recorded_.options(), "return_attention_scores")) return {out};
+  if (!attention::call_flag(current_call_args().options, "return_attention_scores")) return {out};
   const Shape& k = shapes.size() > 2 ? shapes[2] : shapes[1];
   Shape scores(shapes[0].begin(), shapes[0].end() - 1);
   scores.push_back(k[k.size() - 2]);

@@ -47,7 +47,6 @@ class AttentionImpl : public Layer {
 
   AttentionOptions options_;
   Variable scale_, concat_score_weight_;
-  attention::RecordedCallArgs recorded_;
 };
 KERAS_LAYER_HANDLE(Attention, AttentionOptions);
 

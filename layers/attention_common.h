@@ -34,26 +34,6 @@ struct CallShapes {
 CallShapes call_shapes(const std::vector<Shape>& shapes, const std::vector<std::string>& keywords,
                        const std::string& where);
 
-// The keywords and options of a layer's calls, for the shape methods, which see only shapes:
-// Layer::ensure_built runs validate_input first in every call, so a layer records there the
-// call's CallArgs; outside a call (compute_output_shape on shapes alone) they are those of the
-// layer's last call, as Keras's compute_output_spec is given the call's arguments.
-class RecordedCallArgs {
- public:
-  // Writes only what changed: concurrent calls of one layer record equal arguments and then only
-  // read (see set_call_args in layer.cpp).
-  void record(const CallArgs& args) const {
-    if (keywords_ != args.keywords) keywords_ = args.keywords;
-    if (options_ != args.options) options_ = args.options;
-  }
-  const std::vector<std::string>& keywords() const { return keywords_; }
-  const json& options() const { return options_; }
-
- private:
-  mutable std::vector<std::string> keywords_;
-  mutable json options_ = json::object();
-};
-
 // A boolean flag of the call options (use_causal_mask, return_attention_scores); false if absent.
 bool call_flag(const json& options, const char* name);
 
@@ -144,16 +124,16 @@ class ProjectionOwner : public Layer, public KeyedSublayers {
   std::vector<LayerPtr> sublayers() const override;
   std::vector<std::pair<std::string, LayerPtr>> keyed_sublayers() const override;
   void update_paths(const std::string& prefix) override;
-  // Records the call's keywords and options (RecordedCallArgs), then check_input(shapes).
+  // check_input(shapes): the call's keywords and options are current_call_args() (the last call's
+  // outside a call, as Keras's compute_output_spec is given the call's arguments).
   void validate_input(const std::vector<Shape>& input_shapes) const final;
   // Keras's build_config of a build(query_shape, value_shape, key_shape=None):
   // {"shapes_dict": {"query_shape": [null, T, d], "value_shape": ..., ["key_shape": ...]}}.
   json shapes_dict_build_config() const;
 
  protected:
-  // The shape checks of the concrete layer, against recorded_args().
+  // The shape checks of the concrete layer, against current_call_args().
   virtual void check_input(const std::vector<Shape>& input_shapes) const = 0;
-  const RecordedCallArgs& recorded_args() const { return recorded_; }
   // Creates the projection named options.name, keyed `key`, and builds it for `input_shape`.
   // Call from build() only; build() starts with clear_projections().
   std::shared_ptr<EinsumProjectionImpl> add_projection(const std::string& key, EinsumProjectionOptions options,
@@ -182,7 +162,6 @@ class ProjectionOwner : public Layer, public KeyedSublayers {
  private:
   std::vector<std::pair<std::string, std::shared_ptr<EinsumProjectionImpl>>> projections_;
   std::string prefix_;
-  RecordedCallArgs recorded_;
   CallShapes built_for_;
 };
 

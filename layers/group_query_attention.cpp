@@ -23,7 +23,7 @@ GroupQueryAttentionImpl::GroupQueryAttentionImpl(GroupQueryAttentionOptions opti
 }
 
 void GroupQueryAttentionImpl::check_input(const std::vector<Shape>& shapes) const {
-  auto s = attention::call_shapes(shapes, recorded_args().keywords(), where());
+  auto s = attention::call_shapes(shapes, current_call_args().keywords, where());
   const std::string got = "query " + shape_str(s.query) + ", value " + shape_str(s.value) + ", key " + shape_str(s.key);
   if (s.query.size() != 3 || s.value.size() != 3 || s.key.size() != 3)
     fail<ShapeError>(where(), "query, value and key of rank 3 (batch, time, features)", got);
@@ -38,7 +38,7 @@ void GroupQueryAttentionImpl::check_input(const std::vector<Shape>& shapes) cons
 }
 
 void GroupQueryAttentionImpl::build(const std::vector<Shape>& shapes) {
-  auto s = attention::call_shapes(shapes, recorded_args().keywords(), where());
+  auto s = attention::call_shapes(shapes, current_call_args().keywords, where());
   feature_dims_ = {s.query.back(), s.key.back()};
   attention::CallShapes built_for = s;
   for (Shape* x : {&built_for.query, &built_for.value, &built_for.key}) (*x)[0] = -1;
@@ -87,8 +87,8 @@ TensorList GroupQueryAttentionImpl::call(const TensorList& inputs, const CallCon
 
 std::vector<Shape> GroupQueryAttentionImpl::compute_output_shape(const std::vector<Shape>& shapes) {
   check_input(shapes);
-  auto s = attention::call_shapes(shapes, recorded_args().keywords(), where());
-  if (!call_flag(recorded_args().options(), "return_attention_scores")) return {s.query};
+  auto s = attention::call_shapes(shapes, current_call_args().keywords, where());
+  if (!call_flag(current_call_args().options, "return_attention_scores")) return {s.query};
   return {s.query, {s.query[0], options_.num_query_heads, s.query[1], s.key[1]}};
 }
 

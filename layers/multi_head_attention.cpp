@@ -42,7 +42,7 @@ std::vector<int64_t> MultiHeadAttentionImpl::resolved_axes(int64_t rank) const {
 }
 
 void MultiHeadAttentionImpl::check_input(const std::vector<Shape>& shapes) const {
-  auto s = attention::call_shapes(shapes, recorded_args().keywords(), where());
+  auto s = attention::call_shapes(shapes, current_call_args().keywords, where());
   const std::string got = "query " + shape_str(s.query) + ", value " + shape_str(s.value) + ", key " + shape_str(s.key);
   if (s.query.size() < 3)
     fail<ShapeError>(where(), "a query of rank >= 3 (batch, <sequence axes>, features)", got);
@@ -57,7 +57,7 @@ void MultiHeadAttentionImpl::check_input(const std::vector<Shape>& shapes) const
 }
 
 void MultiHeadAttentionImpl::build(const std::vector<Shape>& shapes) {
-  auto s = attention::call_shapes(shapes, recorded_args().keywords(), where());
+  auto s = attention::call_shapes(shapes, current_call_args().keywords, where());
   const auto rank = static_cast<int64_t>(s.query.size());
   axes_ = resolved_axes(rank);
   feature_dims_ = {s.query.back(), s.value.back(), s.key.back()};
@@ -113,10 +113,10 @@ TensorList MultiHeadAttentionImpl::call(const TensorList& inputs, const CallCont
 
 std::vector<Shape> MultiHeadAttentionImpl::compute_output_shape(const std::vector<Shape>& shapes) {
   check_input(shapes);
-  auto s = attention::call_shapes(shapes, recorded_args().keywords(), where());
+  auto s = attention::call_shapes(shapes, current_call_args().keywords, where());
   Shape out(s.query.begin(), s.query.end() - 1);
   for (int64_t d : options_.output_shape.value_or(Shape{s.query.back()})) out.push_back(d);
-  if (!call_flag(recorded_args().options(), "return_attention_scores")) return {out};
+  if (!call_flag(current_call_args().options, "return_attention_scores")) return {out};
   Shape q(s.query.begin(), s.query.end() - 1), k(s.key.begin(), s.key.end() - 1);
   for (Shape* x : {&q, &k}) {
     x->push_back(options_.num_heads);

@@ -83,9 +83,10 @@ void execute_reorder(const dnnl::primitive& reorder, const dnnl::memory& from, c
 dnnl::memory::data_type dnnl_dtype(DType dtype) {
   switch (dtype) {
     case DType::float32: return dnnl::memory::data_type::f32;
+    case DType::bfloat16: return dnnl::memory::data_type::bf16;
     case DType::int32: return dnnl::memory::data_type::s32;
     default:
-      fail<TypeError>("oneDNN", "float32 or int32", dtype_name(dtype), "Cast before calling this kernel.");
+      fail<TypeError>("oneDNN", "float32, bfloat16 or int32", dtype_name(dtype), "Cast before calling this kernel.");
   }
 }
 

@@ -149,7 +149,7 @@ void matmul_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
   }
   Shape ab = batch_of(a.shape(), rank), bb = batch_of(b.shape(), rank), cb(cs.begin(), cs.end() - 2);
   if (a.dtype() == DType::float32 || a.dtype() == DType::bfloat16) {
-    const auto dt = a.dtype() == DType::float32 ? memory::data_type::f32 : memory::data_type::bf16;
+    const auto dt = cpu::dnnl_dtype(a.dtype());
     bool b_shared = shape_numel(bb) == 1;
     if (b_shared && !ta) {
       // Every batch matrix of a meets the same b: fold the batch into the rows (one GEMM).
@@ -211,7 +211,7 @@ void dense_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
   int64_t rows = units == 0 ? 0 : y.numel() / units;
   if (y.numel() == 0) return;
   if ((x.dtype() == DType::float32 || x.dtype() == DType::bfloat16) && k > 0) {
-    const auto dt = x.dtype() == DType::float32 ? memory::data_type::f32 : memory::data_type::bf16;
+    const auto dt = cpu::dnnl_dtype(x.dtype());
     onednn_matmul(make_operand({}, rows, k, false), make_operand({}, k, units, false), {rows, units}, x.raw_data(),
                   w.raw_data(), has_bias ? in[2].raw_data() : nullptr, y.raw_data(), act, dt);
     return;
