@@ -16,7 +16,14 @@ RNNCellPtr as_rnn_cell(const LayerPtr& layer, const std::string& where) {
 
 StackedRNNCellsImpl::StackedRNNCellsImpl(StackedRNNCellsOptions options) : RNNCell(config::base_options(options)) {
   if (options.cells.empty()) fail<ValueError>(where(), "at least one cell", "an empty list");
-  for (const auto& c : options.cells) cells_.push_back(as_rnn_cell(c, where() + " cells"));
+  for (const auto& c : options.cells) {
+    cells_.push_back(as_rnn_cell(c, where() + " cells"));
+    // Cells pass (batch, units) vectors to the next one and their states are (batch, n): an
+    // image cell fits neither (Keras's StackedRNNCells cannot run one either).
+    if (c->class_name() == "ConvLSTMCell")
+      fail<ValueError>(where() + " cells", "cells whose steps are vectors (SimpleRNNCell, LSTMCell, GRUCell)",
+                       "ConvLSTMCell " + c->where(), "Stack ConvLSTM1D/2D/3D layers with return_sequences=true instead.");
+  }
   // Unnamed cells get distinct names (Keras's are unique per session), so weight paths differ.
   for (const auto& [key, layer] : config::container_keys("", sublayers()))
     if (!layer->has_name()) layer->set_name(key.substr(1));

@@ -8,7 +8,9 @@
 // and-ed; masked scores become -1e9 (Keras's fused path), and the probabilities of masked entries
 // are zeroed where Keras takes its Softmax-layer path (dropout configured, or returned scores).
 // Any attention_axes of MultiHeadAttention (the attention axes gathered and flattened as Keras's
-// einsums do); masks with rank-3 calls over axis 1 (Keras's default for sequences).
+// einsums do), masks too: the combined mask gets size-1 axes inserted where Keras's
+// _masked_softmax inserts them (before the query's attention axes, until it has the scores'
+// rank), as layers/attention_common.cpp does, and is broadcast to the scores.
 #include <algorithm>
 #include <cmath>
 
@@ -104,23 +106,64 @@ struct HeadsSpec {
   std::vector<int64_t> axes{1};  // attention axes of the query (Keras's resolved attention_axes)
 };
 
-// Keras's _compute_attention_mask for a rank-3 call, (B or 1, T, S) bool; "" when nothing masks.
-std::string combined_mask(Graph& g, const EmitCall& c, const HeadsSpec& spec, const Value& query, const Value& value,
-                          const Value* key, const Value* given) {
+// Keras's _compute_attention_mask: the masks and-ed with numpy broadcasting, bool, and their
+// rank (the largest of them); "" when nothing masks. With rank-3 calls it is (B or 1, T, S).
+std::pair<std::string, int64_t> combined_mask(Graph& g, const EmitCall& c, const HeadsSpec& spec, const Value& query,
+                                              const Value& value, const Value* key, const Value* given) {
   std::string mask;
-  if (!query.mask.empty()) mask = g.add("Unsqueeze", {query.mask, g.constant_ints(c.hint("qmask_axis"), {-1})}, {}, c.hint("query_mask"));
+  int64_t rank = 0;
+  auto with = [&](const std::string& m, int64_t m_rank, const std::string& hint) {
+    mask = mask_and(g, mask, m, c.hint(hint));
+    rank = std::max(rank, m_rank);
+  };
+  if (!query.mask.empty())
+    with(g.add("Unsqueeze", {query.mask, g.constant_ints(c.hint("qmask_axis"), {-1})}, {}, c.hint("query_mask")), query.rank(), "");
   if (!value.mask.empty())
-    mask = mask_and(g, mask, g.add("Unsqueeze", {value.mask, g.constant_ints(c.hint("vmask_axis"), {-2})}, {}, c.hint("value_mask")),
-                    c.hint("mask_qv"));
+    with(g.add("Unsqueeze", {value.mask, g.constant_ints(c.hint("vmask_axis"), {-2})}, {}, c.hint("value_mask")), value.rank(),
+         "mask_qv");
   if (key && !key->mask.empty())
-    mask = mask_and(g, mask, g.add("Unsqueeze", {key->mask, g.constant_ints(c.hint("kmask_axis"), {-2})}, {}, c.hint("key_mask")),
-                    c.hint("mask_qvk"));
+    with(g.add("Unsqueeze", {key->mask, g.constant_ints(c.hint("kmask_axis"), {-2})}, {}, c.hint("key_mask")), key->rank(),
+         "mask_qvk");
   const bool causal = flag(c.options, "use_causal_mask");
-  if (causal || spec.window)
-    mask = mask_and(g, mask, position_mask(g, c, query, key ? *key : value, causal, spec.window), c.hint("mask_positions"));
-  if (given) mask = mask_and(g, g.add("Cast", {g.as_keras(*given)}, {attr("to", int64_t{9})}, c.hint("attention_mask")), mask,
-                             c.hint("mask_given"));
-  return mask;
+  if (causal || spec.window) with(position_mask(g, c, query, key ? *key : value, causal, spec.window), 3, "mask_positions");
+  if (given) {
+    const std::string m = g.add("Cast", {g.as_keras(*given)}, {attr("to", int64_t{9})}, c.hint("attention_mask"));
+    mask = mask_and(g, m, mask, c.hint("mask_given"));
+    rank = std::max<int64_t>(rank, given->rank());
+  }
+  return {mask, rank};
+}
+
+// The combined mask of rank `rank` as a bool tensor of the scores' shape (lead..., Tq, Tk), the
+// attention extents flattened: size-1 axes inserted at rank - 2 * axes (Keras's
+// mask_expansion_axis) until it has the unflattened scores' rank lead + 2 * axes, then broadcast.
+// `q_att` and `k_att` are the query's and key's attention extents (known when there are several).
+std::string mask_for_scores(Graph& g, const EmitCall& c, std::string mask, int64_t rank, const std::string& scores, size_t lead,
+                            const Shape& q_att, const Shape& k_att) {
+  const auto n = static_cast<int64_t>(q_att.size());
+  const int64_t full_rank = static_cast<int64_t>(lead) + 2 * n;
+  for (int k = 0; rank < full_rank; ++rank, ++k) {
+    const int64_t axis = rank - 2 * n;
+    if (axis < -(rank + 1))
+      fail<ShapeError>(where_of(c), "an attention mask that expands to the scores' rank " + std::to_string(full_rank),
+                       "a mask of rank " + std::to_string(rank), "Keras's attention_mask is (B, T, S).");
+    mask = g.add("Unsqueeze", {mask, g.constant_ints(c.hint("mask_axis" + std::to_string(k)), {axis})}, {},
+                 c.hint("mask_expanded" + std::to_string(k)));
+  }
+  if (n == 1) return mask;  // the scores' own rank: Where broadcasts it
+  for (const Shape* att : {&q_att, &k_att})
+    for (int64_t d : *att)
+      if (d < 0) fail<NotImplementedError>(where_of(c), "known attention extents under a mask", shape_str(*att));
+  const std::string shape = g.add("Shape", {scores}, {}, c.hint("scores_shape_now"));
+  const std::string lead_dims = g.add("Slice", {shape, g.constant_ints(c.hint("lead_start"), {0}),
+                                                g.constant_ints(c.hint("lead_end"), {static_cast<int64_t>(lead)})},
+                                      {}, c.hint("lead_dims"));
+  Shape att = q_att;
+  att.insert(att.end(), k_att.begin(), k_att.end());
+  const std::string full = g.add("Concat", {lead_dims, g.constant_ints(c.hint("attention_dims"), att)}, {attr("axis", int64_t{0})},
+                                 c.hint("full_scores_shape"));
+  const std::string expanded = g.add("Expand", {mask, full}, {}, c.hint("mask_full"));
+  return g.add("Reshape", {expanded, shape}, {}, c.hint("mask_flat"));
 }
 
 std::vector<Value> emit_heads(Graph& g, const EmitCall& c, const HeadsSpec& spec) {
@@ -136,14 +179,7 @@ std::vector<Value> emit_heads(Graph& g, const EmitCall& c, const HeadsSpec& spec
   if (value.rank() != query.rank() || key.rank() != query.rank())
     fail<NotImplementedError>(where_of(c), "query, value and key of one rank",
                               shape_str(query.shape) + ", " + shape_str(value.shape) + ", " + shape_str(key.shape));
-  std::string mask;
-  if (sequence) {
-    mask = combined_mask(g, c, spec, query, value, slots.key >= 0 ? &key : nullptr, given);
-  } else if (given || !query.mask.empty() || !value.mask.empty() || !key.mask.empty() || flag(c.options, "use_causal_mask") ||
-             spec.window) {
-    fail<NotImplementedError>(where_of(c), "no masks with several attention axes or a query of rank > 3",
-                              "a masked call over axes " + json(axes).dump());
-  }
+  const auto [mask, mask_rank] = combined_mask(g, c, spec, query, value, slots.key >= 0 ? &key : nullptr, given);
   // The attention extents of the query (to unflatten the result) and of the key (the scores).
   Shape q_att, k_att;
   for (int64_t a : axes) q_att.push_back(query.shape[static_cast<size_t>(a)]), k_att.push_back(key.shape[static_cast<size_t>(a)]);
@@ -158,17 +194,19 @@ std::vector<Value> emit_heads(Graph& g, const EmitCall& c, const HeadsSpec& spec
   k = repeat_heads(g, c, k, hq / hkv, "key", {0, hq, spec.key_dim, -1});  // GroupQueryAttention: rank-3 calls only
   v = repeat_heads(g, c, v, hq / hkv, "value", {0, hq, -1, spec.value_dim});
   std::string scores = g.add("MatMul", {q, k}, {}, c.hint("scores"));  // (lead..., T, S)
-  std::string mask4;
+  const std::vector<int64_t> perm = gather_order(rank, axes);
+  const size_t lead = perm.size() - axes.size() - 1;  // batch-like axes and the heads
+  std::string full_mask;
   if (!mask.empty()) {
-    mask4 = g.add("Unsqueeze", {mask, g.constant_ints(c.hint("mask_heads_axis"), {1})}, {}, c.hint("mask_heads"));
-    scores = g.add("Where", {mask4, scores, g.constant_scalar(c.hint("masked_score"), -1e9f)}, {}, c.hint("masked_scores"));
+    full_mask = mask_for_scores(g, c, mask, mask_rank, scores, lead, q_att, k_att);
+    scores = g.add("Where", {full_mask, scores, g.constant_scalar(c.hint("masked_score"), -1e9f)}, {}, c.hint("masked_scores"));
   }
   std::string probs = g.add("Softmax", {scores}, {attr("axis", int64_t{-1})}, c.hint("attention"));
-  if (!mask4.empty() && spec.zero_masked)
-    probs = g.add("Where", {mask4, probs, g.constant_scalar(c.hint("zero"), 0.f)}, {}, c.hint("masked_attention"));
+  // Keras's Softmax-layer path (dropout, returned scores, or not one sequence axis of a rank-3
+  // call) zeroes masked probabilities.
+  if (!full_mask.empty() && (spec.zero_masked || !sequence))
+    probs = g.add("Where", {full_mask, probs, g.constant_scalar(c.hint("zero"), 0.f)}, {}, c.hint("masked_attention"));
   // Back to (B, seq..., H, Dv): unflatten the attention axes, then invert the gathering.
-  const std::vector<int64_t> perm = gather_order(rank, axes);
-  const size_t lead = perm.size() - axes.size() - 1;
   std::string o = g.add("MatMul", {probs, v}, {}, c.hint("attended"));
   if (axes.size() > 1) {
     std::vector<int64_t> unflat(lead, 0);

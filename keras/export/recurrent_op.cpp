@@ -52,7 +52,7 @@ OnnxCell cell_of(const Layer& cell, const std::string& where) {
   else if (cls == "SimpleRNNCell") c.op_type = "RNN", c.gates = 1, c.order = {0};
   else
     fail<NotImplementedError>(where, "cells LSTMCell, GRUCell or SimpleRNNCell", cell.where(),
-                              "Custom cells have no ONNX mapping (ConvLSTMCell runs only alone, as ConvLSTM1D/2D/3D or an RNN's one cell).");
+                              "Custom cells have no ONNX mapping.");
   c.units = c.config.at("units").get<int64_t>();
   return c;
 }

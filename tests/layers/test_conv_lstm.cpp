@@ -8,6 +8,8 @@
 #include "backend/ops.h"
 #include "backend/random.h"
 #include "layers/conv_lstm.h"
+#include "layers/lstm_cell.h"
+#include "layers/stacked_rnn_cells.h"
 #include "support/expect_error.h"
 #include "support/layer_harness.h"
 #include "support/rnn_reference.h"
@@ -142,4 +144,13 @@ TEST(ConvLSTMErrors, OptionsAndInputs) {
   expect_error<ShapeError>([&] { layer(TensorList{Tensor::zeros({1, 2, 5, 5})}); },
                            {"clstm", "rank 5", "(1, 2, 5, 5)"});
   expect_error<ShapeError>([&] { layer(TensorList{Tensor::zeros({1, 2, 2, 2, 1})}); }, {"clstm", "kernel"});
+}
+
+// A StackedRNNCells hands vectors from cell to cell; a ConvLSTMCell in one is refused when the
+// stack is made, not deep inside a call.
+TEST(ConvLSTMErrors, StackedRNNCellsRefusesImageCells) {
+  auto cell = std::make_shared<L::ConvLSTMCellImpl>(
+      L::ConvLSTMCellOptions{.filters = 2, .kernel_size = {3, 3}, .strides = {1, 1}, .padding = "same", .dilation_rate = {1, 1}});
+  expect_error<ValueError>([&] { L::StackedRNNCells({.cells = {L::LSTMCell({.units = 2}).ptr(), cell}}); },
+                           {"StackedRNNCells", "cells", "ConvLSTMCell", "Stack ConvLSTM1D/2D/3D layers"});
 }

@@ -336,15 +336,77 @@ TEST(OnnxMasks, NestedModelsAndSharedLayers) {
   EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
 }
 
-// What cannot be exported exactly is refused before anything is written, naming the layer: masks
-// of a MultiHeadAttention over several attention axes.
-TEST(OnnxMasks, MaskedAttentionOverSeveralAxesIsRefused) {
+// MultiHeadAttention over several attention axes, or over one axis of a rank-4 query, with masks:
+// Keras's rule (size-1 axes inserted before the query's attention axes until the mask has the
+// scores' rank, then broadcast) is followed as the layer follows it. (Masking's query and value
+// masks over two axes broadcast against the scores only at batch 1 under that rule, in Keras
+// too, so those come with one attention axis.) Frames of 4 x 4 so that masks from both sides fit.
+TEST(OnnxMasks, MaskedAttentionOverSeveralAxesAndRank4Queries) {
+  SKIP_WITHOUT_ONNX_WRITER();
+  test_support::OnnxCases checks("masks_axial");
+  std::vector<std::shared_ptr<k::Model>> keep;
+  // Rows of 4 x 4 x 5 frames with some (row, column) positions zeroed, and a random 0/1
+  // attention_mask (B, 4, 4, 4, 4), at batch 1 and 7.
+  auto batches = [](bool with_given, uint64_t seed) {
+    std::vector<k::TensorList> out;
+    for (int64_t batch : {1, 7}) {
+      std::vector<float> x = k::random::normal({batch, 4, 4, 5}, 0.0, 1.0, seed++).to_vector<float>();
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t p = 0; p < 16; ++p)
+          if ((p + b) % 5 == 2)
+            for (int64_t f = 0; f < 5; ++f) x[static_cast<size_t>((b * 16 + p) * 5 + f)] = 0.f;
+      k::TensorList in{k::Tensor::from_vector(x, {batch, 4, 4, 5})};
+      if (with_given) {
+        std::vector<float> m = k::random::uniform({batch, 4, 4, 4, 4}, 0.0, 1.0, seed++).to_vector<float>();
+        for (float& v : m) v = v < 0.7f ? 1.f : 0.f;
+        in.push_back(k::Tensor::from_vector(m, {batch, 4, 4, 4, 4}));
+      }
+      out.push_back(std::move(in));
+    }
+    return out;
+  };
+  {  // attention over both frame axes, an attention_mask by keyword and the causal mask
+    auto frames = L::Input({4, 4, 5}, {.name = "frames"});
+    auto given = L::Input({4, 4, 4, 4}, {.name = "given_mask"});
+    k::CallArgs args = options({{"use_causal_mask", true}});
+    args.keywords = {"attention_mask"};
+    auto y = (*L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .name = "axial"}).ptr())(
+        std::vector<KerasTensor>{frames, frames, given}, args);
+    keep.push_back(std::make_shared<k::Model>(std::vector<KerasTensor>{frames, given}, y, "axial_given_causal"));
+    randomize(*keep.back());
+    checks.add("axial_given_causal", *keep.back(), {}, batches(true, 1300));
+  }
+  {  // both axes, an attention_mask by keyword, and the returned scores
+    auto frames = L::Input({4, 4, 5}, {.name = "frames"});
+    auto given = L::Input({4, 4, 4, 4}, {.name = "given_mask"});
+    k::CallArgs args = options({{"return_attention_scores", true}});
+    args.keywords = {"attention_mask"};
+    auto outs = (*L::MultiHeadAttention({.num_heads = 2, .key_dim = 3}).ptr())(std::vector<KerasTensor>{frames, frames, given}, args);
+    keep.push_back(std::make_shared<k::Model>(std::vector<KerasTensor>{frames, given}, outs, "axial_given_scores"));
+    randomize(*keep.back());
+    checks.add("axial_given_scores", *keep.back(), {}, batches(true, 1310));
+  }
+  {  // a rank-4 query attended over axis 2 only (axis 1 batch-like), masks of Masking and causal
+    auto frames = L::Input({4, 4, 5}, {.name = "frames"});
+    auto x = masked(frames);
+    auto y = (*L::MultiHeadAttention({.num_heads = 2, .key_dim = 3, .attention_axes = std::vector<int64_t>{2}}).ptr())(
+        std::vector<KerasTensor>{x, x}, options({{"use_causal_mask", true}}));
+    keep.push_back(std::make_shared<k::Model>(std::vector<KerasTensor>{frames}, y, "rows_masking_causal"));
+    randomize(*keep.back());
+    checks.add("rows_masking_causal", *keep.back(), {}, batches(false, 1320));
+  }
+  EXPECT_ONNX_CASES_MATCH(checks, 1e-5);
+}
+
+// What cannot be exported is refused before anything is written, naming the layer: a masked
+// attention over several axes whose extents are known only at run time.
+TEST(OnnxMasks, MaskedAttentionOverUnknownExtentsIsRefused) {
   const auto path = std::filesystem::temp_directory_path() / ("keras_onnx_masks_bad_" + std::to_string(getpid()) + ".onnx");
-  auto image = L::Input({3, 4, 5});
+  auto image = L::Input({-1, 4, 5});
   auto x = L::Masking()(image);
   k::Model model(std::vector<KerasTensor>{image},
                  std::vector<KerasTensor>{L::MultiHeadAttention({.num_heads = 2, .key_dim = 2, .name = "axial"})(std::vector<KerasTensor>{x, x})[0]});
   k::testing::expect_error<k::NotImplementedError>([&] { k::export_model(model, path.string()); },
-                                                   {"Layer 'axial' (MultiHeadAttention)", "no masks with several attention axes"});
+                                                   {"Layer 'axial' (MultiHeadAttention)", "known attention extents"});
   EXPECT_FALSE(std::filesystem::exists(path));
 }
