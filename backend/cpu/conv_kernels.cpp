@@ -4,7 +4,9 @@
 // project's direct AVX2 kernels (conv_direct.h, conv_backward_weights_direct.h) where they apply,
 // oneDNN's direct algorithm, and oneDNN's Winograd where it offers it (conv_onednn.h).
 // float64: the plain loops of reference_conv.cpp (oneDNN has no f64).
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -97,6 +99,59 @@ void conv2d_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
   cpu::run_conv(key, cands, trial);
 }
 
+// ---------------- forward with a residual (conv2d_add, backend/ops_conv_add.h) ----------------
+
+// y = act(y + residual), act linear, relu or relu6: the direct candidate's pass after its
+// convolution, and the float64 path's.
+template <class T>
+void add_residual(Tensor& y, const Tensor& residual, const std::string& act) {
+  T* py = y.data<T>();
+  const T* pr = residual.data<T>();
+  const T hi = act == "relu6" ? T(6) : std::numeric_limits<T>::infinity();
+  const T lo = act == "linear" ? -std::numeric_limits<T>::infinity() : T(0);
+  const int64_t n = y.numel();
+#pragma omp parallel for if (n > (1 << 15)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) py[i] = std::min(hi, std::max(lo, py[i] + pr[i]));
+}
+
+// Inputs x, kernel[, bias], residual. Candidates: oneDNN with the residual as a post-op (its
+// direct algorithm, and Winograd where oneDNN takes the post-op there), and the direct kernel
+// followed by one add_residual pass (as oneDNN's direct algorithm is where it declines the post-op).
+void conv2d_add_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
+  const Tensor& x = in[0];
+  const Tensor& k = in[1];
+  const Tensor& residual = in.back();
+  const Tensor* bias = in.size() > 3 ? &in[2] : nullptr;
+  Tensor& y = out[0];
+  Problem pr{x.shape(), k.shape(), y.shape(), ConvParams::from_attrs(attrs)};
+  const std::string& act = attrs.get_string("activation");
+  check_dtype("conv2d_add", x);
+  if (y.numel() == 0) return;
+  if (x.dtype() != DType::float32) {
+    cpu::conv2d_loop(x, k, bias ? *bias : Tensor(), pr.p, "linear", y);
+    return add_residual<double>(y, residual, act);
+  }
+  const bool post_op = cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, false, alg_of(cpu::ConvCandidate::onednn_direct), true);
+  auto cands = candidates(cpu::conv2d_direct_supported(pr.k, pr.p, "linear"), pr, [&] {
+    return cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, false, kWinograd, true);
+  });
+  cpu::ConvTrial trial;
+  trial.run = [&](cpu::ConvCandidate c) {
+    if (c == cpu::ConvCandidate::direct || (c == cpu::ConvCandidate::onednn_direct && !post_op)) {
+      if (c == cpu::ConvCandidate::direct)
+        cpu::conv2d_direct(x.data<float>(), pr.x, k.data<float>(), pr.k, bias ? bias->data<float>() : nullptr,
+                           y.data<float>(), pr.y, pr.p, "linear");
+      else
+        cpu::onednn_conv_forward(x, k, bias, y, pr, "linear", false, alg_of(c));
+      add_residual<float>(y, residual, act);
+    } else {
+      cpu::onednn_conv_forward(x, k, bias, y, pr, act, false, alg_of(c), &residual);
+    }
+  };
+  trial.outputs = {{y.data<float>(), static_cast<size_t>(y.numel())}};
+  cpu::run_conv(choice_key("forward_add", pr, act, bias != nullptr, "inference"), cands, trial);
+}
+
 // ---------------- backward data ----------------
 
 // dx (rows, C) += bias (C): conv2d_transpose's bias, one in-place pass inside the op (no separate
@@ -184,6 +239,7 @@ void backward_weights_kernel(const TensorList& in, TensorList& out, const Attrs&
 }  // namespace
 
 KERAS_REGISTER_KERNEL(conv2d, cpu, conv2d_kernel);
+KERAS_REGISTER_KERNEL(conv2d_add, cpu, conv2d_add_kernel);
 KERAS_REGISTER_KERNEL(conv2d_backward_data, cpu, backward_data_kernel);
 KERAS_REGISTER_KERNEL(conv2d_backward_weights, cpu, backward_weights_kernel);
 

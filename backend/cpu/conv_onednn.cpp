@@ -61,13 +61,26 @@ cpu::KeyBuilder key_of(const std::string& op, const Problem& pr) {
 }
 
 dnnl::convolution_forward::primitive_desc forward_pd(const Problem& pr, dnnl::prop_kind prop, bool with_bias,
-                                                     const std::string& act, dnnl::algorithm alg) {
+                                                     const std::string& act, dnnl::algorithm alg, bool with_residual = false) {
   memory::desc src = act_md(pr.x, pr.dtype, alg), dst = act_md(pr.y, pr.dtype, alg);
   auto d = with_bias ? dnnl::convolution_forward::desc(prop, alg, src, weight_any(pr), bias_desc(pr), dst,
                                                        strides_of(pr.p), dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p))
                      : dnnl::convolution_forward::desc(prop, alg, src, weight_any(pr), dst, strides_of(pr.p),
                                                        dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p));
-  return dnnl::convolution_forward::primitive_desc(d, cpu::activation_attr("conv2d", act), cpu::dnnl_engine());
+  dnnl::primitive_attr attr = cpu::activation_attr("conv2d", act);
+  if (with_residual) {  // the residual goes in before the activation: post-ops add, then act
+    dnnl::post_ops po;
+    po.append_binary(dnnl::algorithm::binary_add, act_desc(pr.y, pr.dtype));
+    const dnnl::post_ops activation = attr.get_post_ops();
+    for (int i = 0; i < activation.len(); ++i) {
+      float scale, alpha, beta;
+      dnnl::algorithm kind;
+      activation.get_params_eltwise(i, scale, kind, alpha, beta);
+      po.append_eltwise(scale, kind, alpha, beta);
+    }
+    attr.set_post_ops(po);
+  }
+  return dnnl::convolution_forward::primitive_desc(d, attr, cpu::dnnl_engine());
 }
 
 [[noreturn]] void unsupported(const std::string& op, const std::string& key, const dnnl::error& e) {
@@ -199,21 +212,22 @@ struct FwdEntry {
 };
 
 std::shared_ptr<FwdEntry> forward_entry(const Problem& pr, bool with_bias, const std::string& act, bool training,
-                                        dnnl::algorithm alg, std::string& key_out) {
+                                        dnnl::algorithm alg, bool with_residual, std::string& key_out) {
   cpu::KeyBuilder key = key_of("conv2d_fwd", pr);
   key.add(std::string(training ? "training" : "inference")).add(static_cast<int64_t>(with_bias)).add(act);
-  key.add(static_cast<int64_t>(alg));
+  key.add(static_cast<int64_t>(alg)).add(static_cast<int64_t>(with_residual));
   key_out = key.str();
   return cpu::primitive_cache().get<FwdEntry>(key.str(), [&] {
     auto e = std::make_shared<FwdEntry>();
     try {
       e->pd = forward_pd(pr, training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
-                         with_bias, act, alg);
+                         with_bias, act, alg, with_residual);
       e->prim = dnnl::convolution_forward(e->pd);
       weight_reorder(keras_weight_desc(pr), e->pd.weights_desc(), key.str() + ";weights");
       e->ok = true;
     } catch (const dnnl::error& err) {
-      if (alg == dnnl::algorithm::convolution_direct && pr.dtype == memory::data_type::f32) unsupported("conv2d", key.str(), err);
+      if (alg == dnnl::algorithm::convolution_direct && pr.dtype == memory::data_type::f32 && !with_residual)
+        unsupported("conv2d", key.str(), err);
     }
     return e;
   });
@@ -292,9 +306,9 @@ std::shared_ptr<BwdWeightsEntry> backward_weights_entry(const Problem& pr, bool 
 namespace cpu {
 
 bool onednn_conv_forward_offered(const ConvProblem& pr, bool with_bias, const std::string& act, bool training,
-                                 dnnl::algorithm alg) {
+                                 dnnl::algorithm alg, bool with_residual) {
   std::string key;
-  return forward_entry(pr, with_bias, act, training, alg, key)->ok;
+  return forward_entry(pr, with_bias, act, training, alg, with_residual, key)->ok;
 }
 
 bool onednn_conv_backward_data_offered(const ConvProblem& pr, dnnl::algorithm alg) {
@@ -308,9 +322,9 @@ bool onednn_conv_backward_weights_offered(const ConvProblem& pr, bool with_bias,
 }
 
 void onednn_conv_forward(const Tensor& x, const Tensor& k, const Tensor* bias, Tensor& y, const ConvProblem& pr,
-                         const std::string& act, bool training, dnnl::algorithm alg) {
+                         const std::string& act, bool training, dnnl::algorithm alg, const Tensor* residual) {
   std::string key;
-  auto entry = forward_entry(pr, bias != nullptr, act, training, alg, key);
+  auto entry = forward_entry(pr, bias != nullptr, act, training, alg, residual != nullptr, key);
   if (!entry->ok) fail<NotImplementedError>("conv2d (oneDNN)", "a problem oneDNN supports", key);
   auto& eng = cpu::dnnl_engine();
   memory w = prepared_weights(k, keras_weight_desc(pr), entry->pd.weights_desc(), key + ";weights");
@@ -319,6 +333,9 @@ void onednn_conv_forward(const Tensor& x, const Tensor& k, const Tensor* bias, T
                                        {DNNL_ARG_WEIGHTS, w},
                                        {DNNL_ARG_DST, dst.mem}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(bias_desc(pr), eng, const_cast<void*>(bias->raw_data())));
+  if (residual)
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                 memory(act_desc(pr.y, pr.dtype), eng, const_cast<void*>(residual->raw_data())));
   cpu::execute(entry->prim, args);
   dst.finish(key + ";dst");
   cpu::dnnl_stream().wait();

@@ -27,15 +27,17 @@ struct ConvProblem {
 // True when oneDNN creates the primitive for the problem (its creation, tried once per key, did
 // not throw). Always true for convolution_direct on a valid float32 problem.
 bool onednn_conv_forward_offered(const ConvProblem& pr, bool with_bias, const std::string& act, bool training,
-                                 dnnl::algorithm alg);
+                                 dnnl::algorithm alg, bool with_residual = false);
 bool onednn_conv_backward_data_offered(const ConvProblem& pr, dnnl::algorithm alg);
 bool onednn_conv_backward_weights_offered(const ConvProblem& pr, bool with_bias, dnnl::algorithm alg);
 
-// y = act(conv(x, k) + bias) (bias may be null; act: linear or a oneDNN-fusable activation,
-// else ValueError); `training` selects forward_training. NotImplementedError naming the key when
-// oneDNN has no primitive (precondition for Winograd: onednn_conv_forward_offered).
+// y = act(conv(x, k) + bias [+ residual]) (bias and residual may be null; a residual, NHWC of
+// y's shape, is a binary post-op before the activation; act: linear or a oneDNN-fusable
+// activation, else ValueError); `training` selects forward_training. NotImplementedError naming
+// the key when oneDNN has no primitive (precondition, except for the plain direct algorithm:
+// onednn_conv_forward_offered).
 void onednn_conv_forward(const Tensor& x, const Tensor& k, const Tensor* bias, Tensor& y, const ConvProblem& pr,
-                         const std::string& act, bool training, dnnl::algorithm alg);
+                         const std::string& act, bool training, dnnl::algorithm alg, const Tensor* residual = nullptr);
 // dx = the input gradient of conv given dy (dx overwritten).
 void onednn_conv_backward_data(const Tensor& dy, const Tensor& k, Tensor& dx, const ConvProblem& pr,
                                dnnl::algorithm alg);

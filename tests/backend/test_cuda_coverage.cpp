@@ -21,6 +21,7 @@ const std::map<std::string, std::string> kStillMissing = {
     // CPU-only fusions: ops::layer_norm and the attention layers take them only for tensors on the
     // CPU (backend/ops_layer_norm.cpp, layers/attention_common.cpp); on a GPU the same functions
     // run the compositions of ops the fusions replace, which have CUDA kernels.
+    {"conv2d_add", "CPU-only inference fold; on a GPU conv2d, add and relu run as layers (keras/models/functional.cpp)"},
     {"attention_heads", "CPU-only fusion; GPU runs the composed attention"},
     {"attention_heads_grad", "CPU-only fusion; GPU runs the composed attention"},
     {"layer_norm", "CPU-only fusion; GPU runs the composed layer normalization"},

@@ -1,0 +1,44 @@
+// conv2d_add(x, kernel[, bias], residual) -> act(conv2d + residual); attrs: conv2d's geometry and
+// "activation" (see ops_conv_add.h).
+#include "backend/ops_conv_add.h"
+
+namespace keras {
+
+KERAS_REGISTER_OP(conv2d_add) {
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
+    const std::string where = "op 'conv2d_add'";
+    if (in.size() != 3 && in.size() != 4)
+      fail<ValueError>(where, "3 or 4 inputs (x, kernel[, bias], residual)", std::to_string(in.size()) + " inputs");
+    static const OpDef& conv = OpRegistry::instance().find("conv2d");
+    const std::vector<TensorSpec> y = conv.shape({in.begin(), in.end() - 1}, a);
+    if (in.back().shape != y[0].shape || in.back().dtype != y[0].dtype)
+      fail<ShapeError>(where, "a residual of the output's shape " + shape_str(y[0].shape) + " and dtype " + dtype_name(y[0].dtype),
+                       shape_str(in.back().shape) + " " + dtype_name(in.back().dtype));
+    const std::string& act = a.get_string("activation");
+    if (act != "linear" && act != "relu" && act != "relu6")
+      fail<ValueError>(where, "activation linear, relu or relu6", "'" + act + "'");
+    return y;
+  };
+}
+
+namespace ops {
+
+Tensor conv2d_add(const Tensor& x, const Tensor& kernel, const Tensor& bias, const Tensor& residual,
+                  const Conv2DArgs& args) {
+  static const OpDef& def = OpRegistry::instance().find("conv2d_add");
+  if (x.rank() != 4 || kernel.rank() != 4)
+    fail<ShapeError>("conv2d_add", "x (N, H, W, C) and kernel (kh, kw, C/groups, O)",
+                     shape_str(x.shape()) + " and " + shape_str(kernel.shape()));
+  ConvParams p;
+  p.stride_h = args.strides[0], p.stride_w = args.strides[1];
+  p.dilation_h = args.dilation_rate[0], p.dilation_w = args.dilation_rate[1];
+  p.groups = args.groups;
+  std::tie(p.pad_top, p.pad_bottom) = conv_pads(x.dim(1), kernel.dim(0), args.padding, p.stride_h, p.dilation_h);
+  std::tie(p.pad_left, p.pad_right) = conv_pads(x.dim(2), kernel.dim(1), args.padding, p.stride_w, p.dilation_w);
+  Attrs a = p.to_attrs();
+  a.set("activation", args.activation);
+  return bias.defined() ? run_op1(def, {x, kernel, bias, residual}, a) : run_op1(def, {x, kernel, residual}, a);
+}
+
+}  // namespace ops
+}  // namespace keras
