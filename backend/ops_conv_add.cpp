@@ -2,6 +2,9 @@
 // "activation" (see ops_conv_add.h).
 #include "backend/ops_conv_add.h"
 
+#include "backend/instrumentation.h"
+#include "backend/ops.h"
+
 namespace keras {
 
 KERAS_REGISTER_OP(conv2d_add) {
@@ -11,9 +14,10 @@ KERAS_REGISTER_OP(conv2d_add) {
       fail<ValueError>(where, "3 or 4 inputs (x, kernel[, bias], residual)", std::to_string(in.size()) + " inputs");
     static const OpDef& conv = OpRegistry::instance().find("conv2d");
     const std::vector<TensorSpec> y = conv.shape({in.begin(), in.end() - 1}, a);
-    if (in.back().shape != y[0].shape || in.back().dtype != y[0].dtype)
-      fail<ShapeError>(where, "a residual of the output's shape " + shape_str(y[0].shape) + " and dtype " + dtype_name(y[0].dtype),
-                       shape_str(in.back().shape) + " " + dtype_name(in.back().dtype));
+    if (in.back().shape != y[0].shape)
+      fail<ShapeError>(where, "a residual of the output's shape " + shape_str(y[0].shape), shape_str(in.back().shape));
+    if (in.back().dtype != y[0].dtype)
+      fail<TypeError>(where, "a residual of dtype " + std::string(dtype_name(y[0].dtype)), dtype_name(in.back().dtype));
     const std::string& act = a.get_string("activation");
     if (act != "linear" && act != "relu" && act != "relu6")
       fail<ValueError>(where, "activation linear, relu or relu6", "'" + act + "'");
@@ -35,9 +39,12 @@ Tensor conv2d_add(const Tensor& x, const Tensor& kernel, const Tensor& bias, con
   p.groups = args.groups;
   std::tie(p.pad_top, p.pad_bottom) = conv_pads(x.dim(1), kernel.dim(0), args.padding, p.stride_h, p.dilation_h);
   std::tie(p.pad_left, p.pad_right) = conv_pads(x.dim(2), kernel.dim(1), args.padding, p.stride_w, p.dilation_w);
+  // check-numerics splits fused activations (oneDNN's relu post-op maps NaN to 0).
+  const bool split = args.activation != "linear" && instrumentation::split_fused_activations();
   Attrs a = p.to_attrs();
-  a.set("activation", args.activation);
-  return bias.defined() ? run_op1(def, {x, kernel, bias, residual}, a) : run_op1(def, {x, kernel, residual}, a);
+  a.set("activation", split ? std::string("linear") : args.activation);
+  Tensor y = bias.defined() ? run_op1(def, {x, kernel, bias, residual}, a) : run_op1(def, {x, kernel, residual}, a);
+  return split ? activation(args.activation, y) : y;
 }
 
 }  // namespace ops

@@ -1,6 +1,8 @@
 #include "layers/batch_normalization.h"
 
 #include "backend/autodiff.h"
+#include "backend/instrumentation.h"
+#include "backend/ops_batch_norm_relu.h"
 #include "backend/collectives/collective_ops.h"
 #include "backend/ops_nn.h"
 #include "layers/keras_signature.h"
@@ -93,12 +95,26 @@ ops::BatchNormOutputs synchronized_moments(const Tensor& x, const Tensor& mask) 
   return {Tensor(), mean, variance};
 }
 
+// The call option "_fused_activation" ("relu" or "relu6"; not Keras's) applies that activation
+// to the output: a functional graph passes it when the layer's only reader is such a ReLU, which
+// it then skips (keras/models/functional.cpp), so that training runs the fused
+// batch_norm_relu_train (backend/ops_batch_norm_relu.h) on the CPU.
+std::string fused_activation(const CallContext& ctx) {
+  if (!ctx.options.is_object() || !ctx.options.contains("_fused_activation")) return "";
+  const json& a = ctx.options["_fused_activation"];
+  if (!a.is_string() || (a != "relu" && a != "relu6"))
+    fail<ValueError>("BatchNormalization call option '_fused_activation'", "\"relu\" or \"relu6\"", a.dump());
+  return a.get<std::string>();
+}
+
 }  // namespace
 
 TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallContext& ctx) {
   // Two-byte inputs are normalized in float32 and the result rounded back, as Keras does.
   const DType in_dtype = inputs[0].dtype();
   if (is_half(in_dtype)) return {ops::cast(call({ops::cast(inputs[0], DType::float32)}, ctx)[0], in_dtype)};
+  const std::string act = fused_activation(ctx);
+  auto activated = [&](const Tensor& y) { return act.empty() ? y : ops::activation(act, y); };
   const Tensor& x = inputs[0];
   Tensor gamma = options_.scale ? gamma_.value() : Tensor();
   Tensor beta = options_.center ? beta_.value() : Tensor();
@@ -107,6 +123,7 @@ TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallCont
     fail<ShapeError>(where(), "a mask one rank below the input " + shape_str(x.shape()), "mask shape " + shape_str(mask.shape()));
   if (ctx.training && trainable()) {
     ops::BatchNormOutputs r;
+    bool fused = false;  // r.y is activated already
     const collectives::Communicator* group = collectives::training_group();
     if (options_.synchronized && group && group->size() > 1) {
       r = synchronized_moments(x, mask);
@@ -114,16 +131,21 @@ TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallCont
     } else if (mask.defined()) {
       r = masked_moments(x, mask);
       r.y = ops::batch_norm_inference(x, r.mean, r.variance, gamma, beta, options_.epsilon);
+    } else if (!act.empty() && x.device().kind == DeviceKind::cpu && !instrumentation::split_fused_activations()) {
+      r = ops::batch_norm_relu_training(x, gamma, beta, options_.epsilon, act);
+      fused = true;
     } else {
       r = ops::batch_norm_training(x, gamma, beta, options_.epsilon);
     }
-    NoGradGuard no_grad;
-    const double m = options_.momentum;
-    moving_mean_.assign(ops::add(ops::multiply(moving_mean_.value(), m), ops::multiply(r.mean, 1.0 - m)));
-    moving_variance_.assign(ops::add(ops::multiply(moving_variance_.value(), m), ops::multiply(r.variance, 1.0 - m)));
-    return {r.y};
+    {
+      NoGradGuard no_grad;
+      const double m = options_.momentum;
+      moving_mean_.assign(ops::add(ops::multiply(moving_mean_.value(), m), ops::multiply(r.mean, 1.0 - m)));
+      moving_variance_.assign(ops::add(ops::multiply(moving_variance_.value(), m), ops::multiply(r.variance, 1.0 - m)));
+    }
+    return {fused ? r.y : activated(r.y)};
   }
-  return {ops::batch_norm_inference(x, moving_mean_.value(), moving_variance_.value(), gamma, beta, options_.epsilon)};
+  return {activated(ops::batch_norm_inference(x, moving_mean_.value(), moving_variance_.value(), gamma, beta, options_.epsilon))};
 }
 
 std::vector<Shape> BatchNormalizationImpl::compute_output_shape(const std::vector<Shape>& shapes) {

@@ -22,7 +22,7 @@ StackedRNNCellsImpl::StackedRNNCellsImpl(StackedRNNCellsOptions options) : RNNCe
     // image cell fits neither (Keras's StackedRNNCells cannot run one either).
     if (c->class_name() == "ConvLSTMCell")
       fail<ValueError>(where() + " cells", "cells whose steps are vectors (SimpleRNNCell, LSTMCell, GRUCell)",
-                       "ConvLSTMCell " + c->where(), "Stack ConvLSTM1D/2D/3D layers with return_sequences=true instead.");
+                       c->where(), "Stack ConvLSTM1D/2D/3D layers with return_sequences=true instead.");
   }
   // Unnamed cells get distinct names (Keras's are unique per session), so weight paths differ.
   for (const auto& [key, layer] : config::container_keys("", sublayers()))

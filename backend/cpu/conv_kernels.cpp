@@ -4,7 +4,6 @@
 // project's direct AVX2 kernels (conv_direct.h, conv_backward_weights_direct.h) where they apply,
 // oneDNN's direct algorithm, and oneDNN's Winograd where it offers it (conv_onednn.h).
 // float64: the plain loops of reference_conv.cpp (oneDNN has no f64).
-#include <algorithm>
 #include <functional>
 #include <limits>
 #include <string>
@@ -102,16 +101,23 @@ void conv2d_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
 // ---------------- forward with a residual (conv2d_add, backend/ops_conv_add.h) ----------------
 
 // y = act(y + residual), act linear, relu or relu6: the direct candidate's pass after its
-// convolution, and the float64 path's.
+// convolution, and the float64 path's. NaN stays NaN, as the project's ReLU keeps it.
 template <class T>
 void add_residual(Tensor& y, const Tensor& residual, const std::string& act) {
-  T* py = y.data<T>();
-  const T* pr = residual.data<T>();
-  const T hi = act == "relu6" ? T(6) : std::numeric_limits<T>::infinity();
-  const T lo = act == "linear" ? -std::numeric_limits<T>::infinity() : T(0);
+  T* __restrict py = y.data<T>();
+  const T* __restrict pr = residual.data<T>();
   const int64_t n = y.numel();
+  if (act == "linear") {
 #pragma omp parallel for if (n > (1 << 15)) schedule(static)
-  for (int64_t i = 0; i < n; ++i) py[i] = std::min(hi, std::max(lo, py[i] + pr[i]));
+    for (int64_t i = 0; i < n; ++i) py[i] += pr[i];
+    return;
+  }
+  const T hi = act == "relu6" ? T(6) : std::numeric_limits<T>::infinity();
+#pragma omp parallel for if (n > (1 << 15)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const T v = py[i] + pr[i];
+    py[i] = v > T(0) ? (v < hi ? v : hi) : (v != v ? v : T(0));
+  }
 }
 
 // Inputs x, kernel[, bias], residual. Candidates: oneDNN with the residual as a post-op (its

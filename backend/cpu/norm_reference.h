@@ -29,4 +29,13 @@ void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta
 void batch_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                          const Tensor& var, double epsilon, Tensor& dx, Tensor& dgamma, Tensor& dbeta);
 
+// The same with a ReLU after the normalization (ops batch_norm_relu_train and its gradient):
+// y = min(hi, max(0, normalized)) (hi: 6 for relu6, infinity for relu); the backward passes the
+// gradient only where 0 < y < hi, y recomputed from x, beta and the statistics.
+void batch_norm_apply_relu(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& gamma,
+                           const Tensor& beta, double epsilon, double hi, Tensor& y);
+void batch_norm_relu_backward(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                              const Tensor& mean, const Tensor& var, double epsilon, double hi, Tensor& dx,
+                              Tensor& dgamma, Tensor& dbeta);
+
 }  // namespace keras::cpu

@@ -5,6 +5,7 @@
 #include "backend/autodiff.h"
 #include "backend/ops.h"
 #include "backend/ops_conv.h"
+#include "backend/ops_conv_add.h"
 #include "layers/activation.h"
 #include "layers/batch_normalization.h"
 #include "layers/conv2d.h"
@@ -20,11 +21,8 @@ bool conv_bn_folding() { return folding_enabled; }
 }  // namespace keras
 
 namespace keras::detail {
-namespace {
 
-// The fused activation a ReLU layer amounts to: "relu", "relu6" (max_value 6), or "" when it
-// has other options or is another layer.
-std::string relu_activation(const Layer& layer) {
+std::string fused_relu_of(const Layer& layer) {
   if (const auto* r = dynamic_cast<const layers::ReLUImpl*>(&layer)) {
     const auto& o = r->options();
     if (o.negative_slope != 0.0 || o.threshold != 0.0) return "";
@@ -37,6 +35,8 @@ std::string relu_activation(const Layer& layer) {
   }
   return "";
 }
+
+namespace {
 
 // The kernel and bias of a Conv2D or DepthwiseConv2D (match() admits only these).
 std::pair<const Variable*, const Variable*> conv_variables(const Layer& conv, bool depthwise) {
@@ -64,9 +64,16 @@ std::optional<ConvBnFold> ConvBnFold::match(const LayerPtr& conv, const LayerPtr
   fold.conv_ = conv;
   fold.bn_ = bn;
   if (relu) {
-    const std::string act = relu_activation(*relu);
+    const std::string act = fused_relu_of(*relu);
     if (!act.empty()) fold.activation_ = act;
   }
+  return fold;
+}
+
+ConvBnFold ConvBnFold::with_activation_of(const LayerPtr& relu) const {
+  ConvBnFold fold = *this;
+  const std::string act = relu ? fused_relu_of(*relu) : "";
+  fold.activation_ = act.empty() ? "linear" : act;
   return fold;
 }
 
@@ -121,20 +128,19 @@ std::pair<Tensor, Tensor> ConvBnFold::folded_weights() const {
   return {cache_->kernel, cache_->bias};
 }
 
-Tensor ConvBnFold::run(const Tensor& x) const {
+Tensor ConvBnFold::run(const Tensor& x, const Tensor& residual) const {
   const auto [kernel, bias] = folded_weights();
+  ops::Conv2DArgs args{.activation = activation_};
   if (depthwise_) {
     const auto& o = static_cast<const layers::DepthwiseConv2DImpl&>(*conv_).options();
-    return ops::conv2d(x, kernel, bias,
-                       ops::Conv2DArgs{.strides = o.strides.size2(), .padding = o.padding,
-                                       .dilation_rate = o.dilation_rate.size2(), .groups = x.dim(3),
-                                       .activation = activation_});
+    args.strides = o.strides.size2(), args.padding = o.padding, args.dilation_rate = o.dilation_rate.size2();
+    args.groups = x.dim(3);
+  } else {
+    const auto& o = static_cast<const layers::Conv2DImpl&>(*conv_).options();
+    args.strides = o.strides.size2(), args.padding = o.padding, args.dilation_rate = o.dilation_rate.size2();
+    args.groups = o.groups;
   }
-  const auto& o = static_cast<const layers::Conv2DImpl&>(*conv_).options();
-  return ops::conv2d(x, kernel, bias,
-                     ops::Conv2DArgs{.strides = o.strides.size2(), .padding = o.padding,
-                                     .dilation_rate = o.dilation_rate.size2(), .groups = o.groups,
-                                     .activation = activation_});
+  return residual.defined() ? ops::conv2d_add(x, kernel, bias, residual, args) : ops::conv2d(x, kernel, bias, args);
 }
 
 }  // namespace keras::detail

@@ -8,7 +8,9 @@
 // or ReLU6 (MobileNetV2's ReLU(max_value=6)) that only reads the normalized output becomes the
 // convolution's fused activation: one convolution instead of three passes over the activations
 // (TensorFlow folds frozen graphs the same way). Results agree with the unfolded chain to float32
-// rounding.
+// rounding. ResNet's block end, Conv -> BatchNormalization -> Add(residual) -> ReLU, folds the same
+// way into one ops::conv2d_add (the residual added inside the convolution, then the activation)
+// where the residual is at hand when the convolution runs (CPU only, keras/models/functional.cpp).
 //
 // Folding is used only when the BatchNormalization call runs in inference mode and the chain needs
 // no gradients: none are recorded (predict, evaluate, calls outside a tape), or the chain is frozen
@@ -28,6 +30,10 @@
 
 namespace keras::detail {
 
+// The activation a ReLU layer amounts to: "relu", "relu6" (max_value 6; MobileNetV2's), or ""
+// when it has other options or `layer` is another layer. An Activation("relu" / "relu6") counts.
+std::string fused_relu_of(const Layer& layer);
+
 class ConvBnFold {
  public:
   // A fold of `conv` into `bn` (and `relu`, which may be null) when the layers qualify: Conv2D or
@@ -35,13 +41,18 @@ class ConvBnFold {
   // ReLU layer without options or with only max_value 6, or an Activation("relu") or ("relu6")
   // (another `relu` layer stays unfolded). nullopt otherwise (never throws).
   static std::optional<ConvBnFold> match(const LayerPtr& conv, const LayerPtr& bn, const LayerPtr& relu);
+  // This fold with the activation `relu` amounts to as match() reads it (none for null) in place
+  // of its own, sharing the folded weights.
+  ConvBnFold with_activation_of(const LayerPtr& relu) const;
 
   // Whether this call on `x` may fold: folding enabled, both layers built, `bn_training` (the
   // training flag the BatchNormalization call would get) false or the layer frozen, and no
   // gradient wanted for x or for the chain's weights.
   bool applies(bool bn_training, const Tensor& x) const;
-  // x (N, H, W, C) -> the chain's output, with the folded weights.
-  Tensor run(const Tensor& x) const;
+  // x (N, H, W, C) -> the chain's output, with the folded weights. With `residual` (of the
+  // output's shape and dtype, on the CPU): act(conv + residual), the chain's activation applied
+  // after the residual as the Add -> ReLU it replaces.
+  Tensor run(const Tensor& x, const Tensor& residual = Tensor()) const;
   // The folded kernel and bias (cached like run's): a Conv2D's kernel keeps its layout
   // (kh, kw, in / groups, out); a depthwise kernel (kh, kw, C, m) comes as the grouped
   // (kh, kw, 1, C * m). Also what the ONNX exporter writes.

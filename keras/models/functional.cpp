@@ -3,10 +3,12 @@
 #include <map>
 #include <set>
 
+#include "backend/autodiff.h"
 #include "keras/models/conv_bn_fold.h"
 #include "keras/models/layer_order.h"
 #include "keras/models/model.h"
 #include "keras/models/train_state.h"
+#include "layers/elementwise_merge.h"
 
 namespace keras {
 
@@ -25,13 +27,23 @@ struct Model::Graph {
   std::vector<std::pair<int, int>> output_refs;
   std::vector<int> last_use;                   // last step reading each step's outputs
   // Conv2D / DepthwiseConv2D -> BatchNormalization (-> ReLU) chains that inference may fold
-  // (keras/models/conv_bn_fold.h).
+  // (keras/models/conv_bn_fold.h), and chains that end in a residual Add (-> ReLU).
   struct Fold {
     int bn_step = -1, relu_step = -1;
     detail::ConvBnFold fold;
+    // BatchNormalization -> Add(the other input: `residual`, (step, output)) -> ReLU at relu_step
+    // when `with_add` is set; `fold` then stops at the normalization (for when it is not at hand).
+    int add_step = -1;
+    std::pair<int, int> residual{-1, 0};
+    std::optional<detail::ConvBnFold> with_add;
   };
   std::map<int, Fold> folds;  // by the convolution's step
+  // BatchNormalization steps whose only reader is a ReLU / ReLU6 of the same compute dtype: the
+  // normalization applies it ("_fused_activation", layers/batch_normalization.cpp) and the ReLU
+  // step is skipped. By the normalization's step: (the ReLU's step, "relu" or "relu6").
+  std::map<int, std::pair<int, std::string>> bn_relus;
   void find_folds();
+  static int residual_add(const Graph& g, int bn, const std::vector<int>& readers);
 };
 
 // Finds the foldable chains: each step of the chain has one input, and its output is read by the
@@ -48,16 +60,55 @@ void Model::Graph::find_folds() {
       if (g.steps[t].args.size() == 1 && g.steps[t].args[0].first == static_cast<int>(step)) return static_cast<int>(t);
     return -1;
   };
+  std::map<const Layer*, int> calls;  // steps per layer: a shared layer is called at several
+  for (const auto& step : g.steps) ++calls[step.layer.get()];
   for (size_t s = 0; s < g.steps.size(); ++s) {
     const std::string kind = g.steps[s].layer->class_name();
-    if (g.steps[s].input_position >= 0 || (kind != "Conv2D" && kind != "DepthwiseConv2D")) continue;
+    if (g.steps[s].input_position >= 0) continue;
+    // A shared normalization keeps plain calls: its call options would change from node to node.
+    if (kind == "BatchNormalization" && calls[g.steps[s].layer.get()] == 1) {
+      const int relu = sole_reader(s);
+      const Layer& bn = *g.steps[s].layer;
+      if (relu >= 0 && g.steps[static_cast<size_t>(relu)].layer->compute_dtype() == bn.compute_dtype()) {
+        const std::string act = detail::fused_relu_of(*g.steps[static_cast<size_t>(relu)].layer);
+        if (!act.empty()) g.bn_relus.emplace(static_cast<int>(s), std::pair{relu, act});
+      }
+    }
+    if (kind != "Conv2D" && kind != "DepthwiseConv2D") continue;
     const int bn = sole_reader(s);
     if (bn < 0) continue;
     const int relu = sole_reader(static_cast<size_t>(bn));
     auto fold = detail::ConvBnFold::match(g.steps[s].layer, g.steps[static_cast<size_t>(bn)].layer,
                                           relu < 0 ? nullptr : g.steps[static_cast<size_t>(relu)].layer);
-    if (fold) g.folds.emplace(static_cast<int>(s), Fold{bn, fold->folds_relu() ? relu : -1, *fold});
+    if (!fold) continue;
+    Fold f{bn, fold->folds_relu() ? relu : -1, *fold, -1, {-1, 0}, std::nullopt};
+    const int add = f.relu_step < 0 ? residual_add(g, bn, readers) : -1;
+    if (add >= 0) {
+      const int after = sole_reader(static_cast<size_t>(add));
+      f.with_add = fold->with_activation_of(after < 0 ? nullptr : g.steps[static_cast<size_t>(after)].layer);
+      f.add_step = add;
+      f.relu_step = f.with_add->folds_relu() ? after : -1;
+      const auto& args = g.steps[static_cast<size_t>(add)].args;
+      f.residual = args[0].first == bn ? args[1] : args[0];
+    }
+    g.folds.emplace(static_cast<int>(s), std::move(f));
   }
+}
+
+// The step of an Add layer of two distinct inputs of one shape that is the only reader of step
+// `bn`'s output; -1 when there is none.
+int Model::Graph::residual_add(const Graph& g, int bn, const std::vector<int>& readers) {
+  if (readers[static_cast<size_t>(bn)] != 1) return -1;
+  for (size_t t = static_cast<size_t>(bn) + 1; t < g.steps.size(); ++t) {
+    const Step& step = g.steps[t];
+    if (std::none_of(step.args.begin(), step.args.end(), [&](const auto& a) { return a.first == bn; })) continue;
+    if (!dynamic_cast<const layers::AddImpl*>(step.layer.get()) || step.args.size() != 2 || step.args[0] == step.args[1])
+      return -1;
+    const auto& in = step.node->inputs;
+    if (in.size() != 2 || in[0].shape != in[1].shape) return -1;  // no broadcasting
+    return static_cast<int>(t);
+  }
+  return -1;
 }
 
 Model::Model(const std::string& name) : Layer(LayerOptions{name}), train_(std::make_unique<TrainState>()) {
@@ -253,13 +304,36 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
   const Graph& g = *graph_;
   std::vector<TensorList> values(g.steps.size());
   std::vector<char> folded(g.steps.size(), 0);  // computed by an earlier step's fold
+  // The residual a fold ending in an Add takes when its convolution (step `conv`) runs: computed
+  // already, on the CPU (conv2d_add has no other kernel), float32 like x and every folded layer's
+  // computation, of the convolution's output shape (no broadcasting), without a mask, and
+  // wanting no gradient. Else the Add and what follows run as layers.
+  auto residual_at_hand = [&](size_t conv, const Graph::Fold& f, const Tensor& x) -> Tensor {
+    const TensorList& held = values[static_cast<size_t>(f.residual.first)];
+    if (held.empty()) return Tensor();
+    const Tensor& r = held[static_cast<size_t>(f.residual.second)];
+    if (r.device().kind != DeviceKind::cpu || x.device().kind != DeviceKind::cpu || r.dtype() != DType::float32 ||
+        x.dtype() != DType::float32 || r.keras_mask().defined() || (grad_recording() && r.requires_grad()))
+      return Tensor();
+    for (int step : {static_cast<int>(conv), f.bn_step, f.add_step, f.relu_step})
+      if (step >= 0 && g.steps[static_cast<size_t>(step)].layer->compute_dtype() != DType::float32) return Tensor();
+    if (g.steps[conv].layer->compute_output_shape({x.shape()})[0] != r.shape()) return Tensor();
+    return r;
+  };
   for (size_t s = 0; s < g.steps.size(); ++s) {
     const auto& step = g.steps[s];
     if (step.input_position >= 0) {
       values[s] = {inputs[static_cast<size_t>(step.input_position)]};
       continue;
     }
-    if (folded[s]) continue;
+    auto drop_inputs = [&] {  // intermediates whose last reader this step is
+      for (const auto& [src, idx] : step.args)
+        if (g.last_use[static_cast<size_t>(src)] == static_cast<int>(s)) values[static_cast<size_t>(src)].clear();
+    };
+    if (folded[s]) {
+      drop_inputs();
+      continue;
+    }
     TensorList args;
     args.reserve(step.args.size());
     for (const auto& [src, idx] : step.args) args.push_back(values[static_cast<size_t>(src)][static_cast<size_t>(idx)]);
@@ -269,21 +343,30 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
       const auto& bn = g.steps[static_cast<size_t>(f.bn_step)];
       const bool bn_training = bn.node->args.training.value_or(ctx.training);
       if (f.fold.applies(bn_training, args[0])) {
-        const int last = f.relu_step >= 0 ? f.relu_step : f.bn_step;
-        values[static_cast<size_t>(last)] = {f.fold.run(args[0])};
+        const Tensor residual = f.with_add ? residual_at_hand(s, f, args[0]) : Tensor();
+        const bool add = residual.defined();
+        int last = f.bn_step;  // the step whose output the fold computes
+        if (add) last = f.relu_step >= 0 ? f.relu_step : f.add_step;
+        else if (!f.with_add && f.relu_step >= 0) last = f.relu_step;
+        values[static_cast<size_t>(last)] = {add ? f.with_add->run(args[0], residual) : f.fold.run(args[0])};
         folded[static_cast<size_t>(f.bn_step)] = 1;
-        if (f.relu_step >= 0) folded[static_cast<size_t>(f.relu_step)] = 1;
-        for (const auto& [src, idx] : step.args)
-          if (g.last_use[static_cast<size_t>(src)] == static_cast<int>(s)) values[static_cast<size_t>(src)].clear();
+        if (add) folded[static_cast<size_t>(f.add_step)] = 1;
+        if (f.relu_step >= 0 && (add || !f.with_add)) folded[static_cast<size_t>(f.relu_step)] = 1;
+        drop_inputs();
         continue;
       }
     }
     CallArgs call_args = step.node->args;
     if (!call_args.training) call_args.training = ctx.training;
-    values[s] = (*step.layer)(args, call_args);
-    // Drop intermediates as soon as their last reader has run.
-    for (const auto& [src, idx] : step.args)
-      if (g.last_use[static_cast<size_t>(src)] == static_cast<int>(s)) values[static_cast<size_t>(src)].clear();
+    auto bn_relu = g.bn_relus.find(static_cast<int>(s));
+    if (bn_relu != g.bn_relus.end() && conv_bn_folding()) {
+      call_args.options["_fused_activation"] = bn_relu->second.second;
+      values[static_cast<size_t>(bn_relu->second.first)] = (*step.layer)(args, call_args);
+      folded[static_cast<size_t>(bn_relu->second.first)] = 1;
+    } else {
+      values[s] = (*step.layer)(args, call_args);
+    }
+    drop_inputs();  // as soon as their last reader has run
   }
   TensorList out;
   for (const auto& [src, idx] : g.output_refs) out.push_back(values[static_cast<size_t>(src)][static_cast<size_t>(idx)]);

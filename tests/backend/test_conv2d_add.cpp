@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "backend/cpu/conv_choice.h"
 #include "backend/cpu/reference_conv.h"
+#include "backend/instrumentation.h"
 #include "backend/ops.h"
 #include "backend/ops_conv_add.h"
 #include "backend/random.h"
@@ -93,6 +96,31 @@ TEST(Conv2DAdd, EveryCandidateMatchesTheReference) {
   cpu::reset_conv_choices();
 }
 
+// check-numerics splits the activation off (oneDNN's relu post-op maps NaN to 0, as conv2d's
+// does): then a NaN in the residual reaches the output whichever candidate runs.
+TEST(Conv2DAdd, NaNSurvivesUnderCheckNumerics) {
+  const Case c = cases()[0];
+  Inputs in = inputs_of(c, 90);
+  std::vector<float> r = in.r.to_vector<float>();
+  r[5] = std::numeric_limits<float>::quiet_NaN();
+  const Tensor residual = Tensor::from_vector(r, in.r.shape());
+  instrumentation::set_split_fused_activations(true);
+  cpu::reset_conv_choices();
+  for (auto cand : {ConvCandidate::direct, ConvCandidate::onednn_direct}) {
+    cpu::force_conv_candidate(cand);
+    Tensor y = ops::conv2d_add(in.x, in.k, in.b, residual, c.args);
+    cpu::force_conv_candidate(std::nullopt);
+    EXPECT_TRUE(std::isnan(y.to_vector<float>()[5])) << cpu::conv_candidate_name(cand);
+  }
+  instrumentation::set_split_fused_activations(false);
+  // The direct candidate's own pass keeps it even with the activation fused.
+  cpu::force_conv_candidate(ConvCandidate::direct);
+  Tensor y = ops::conv2d_add(in.x, in.k, in.b, residual, c.args);
+  cpu::force_conv_candidate(std::nullopt);
+  EXPECT_TRUE(std::isnan(y.to_vector<float>()[5]));
+  cpu::reset_conv_choices();
+}
+
 TEST(Conv2DAdd, Float64RunsThePlainLoops) {
   const Case c = cases()[0];
   Inputs in = inputs_of(c, 70);
@@ -109,8 +137,8 @@ TEST(Conv2DAdd, BadInputsAreNamed) {
   keras::testing::expect_error<ShapeError>(
       [&] { ops::conv2d_add(in.x, in.k, in.b, Tensor::zeros({2, 12, 12, 8}), c.args); },
       {"conv2d_add", "residual of the output's shape (2, 12, 12, 16)", "(2, 12, 12, 8)"});
-  keras::testing::expect_error<ShapeError>([&] { ops::conv2d_add(in.x, in.k, in.b, in.r.astype(DType::float64), c.args); },
-                                    {"conv2d_add", "dtype float32", "float64"});
+  keras::testing::expect_error<TypeError>([&] { ops::conv2d_add(in.x, in.k, in.b, in.r.astype(DType::float64), c.args); },
+                                           {"conv2d_add", "residual of dtype float32", "float64"});
   keras::testing::expect_error<ValueError>([&] { ops::conv2d_add(in.x, in.k, in.b, in.r, {.padding = "same", .activation = "gelu"}); },
                                     {"conv2d_add", "activation linear, relu or relu6", "'gelu'"});
   keras::testing::expect_error<ShapeError>([&] { ops::conv2d_add(Tensor::zeros({12, 12, 16}), in.k, in.b, in.r, c.args); },

@@ -1,5 +1,6 @@
 // Inference folds Conv2D / DepthwiseConv2D -> BatchNormalization (-> ReLU / ReLU6) chains into one convolution
-// (keras/models/conv_bn_fold.h): same values as the layers run one by one, only where it is allowed.
+// (keras/models/conv_bn_fold.h), and ResNet's -> Add -> ReLU block ends into one conv2d_add; training
+// fuses BatchNormalization -> ReLU: same values as the layers run one by one, only where it is allowed.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -117,7 +118,7 @@ TEST(ConvBnFold, NotFoldedWhenGradientsAreRecordedOrBatchNormTrains) {
   // Training mode normalizes with the batch statistics, without any tape too.
   Tensor moving = c.bn->moving_mean().value().clone();
   names = ops_run([&] { (*c.model)(TensorList{x}, CallArgs{.training = true}); });
-  EXPECT_EQ(names["batch_norm_train"], 1u);
+  EXPECT_EQ(names["batch_norm_relu_train"], 1u);  // with the ReLU after it (training's fusion)
   EXPECT_GT(max_abs_diff(moving, c.bn->moving_mean().value()), 0.0f);
   // A frozen BatchNormalization runs in inference mode even when called with training=true.
   c.bn->set_trainable(false);
@@ -181,8 +182,15 @@ TEST(ConvBnFold, ResNetPredictMatchesTheUnfoldedGraph) {
   auto model = applications::ResNet20({.input_shape = {8, 8, 3}, .classifier_activation = "linear"});
   for (const auto& l : model->layers())
     if (l->class_name() == "BatchNormalization") randomize(l, 100, 0.3, 0.5, 1.0);
-  expect_folded_predict_matches_unfolded(*model, random::normal({4, 8, 8, 3}, 0, 1, uint64_t{13}),
-                                         {"batch_norm_inference"});
+  const Tensor x = random::normal({4, 8, 8, 3}, 0, 1, uint64_t{13});
+  expect_folded_predict_matches_unfolded(*model, x, {"batch_norm_inference"});
+  // The 9 blocks end in Conv -> BN -> Add -> ReLU: the residual goes into the convolution
+  // (conv2d_add) wherever it is at hand when that convolution runs, so those Adds and ReLUs
+  // never run.
+  auto names = ops_run([&] { model->predict_on_batch(x); });
+  EXPECT_GE(names["conv2d_add"], 7u);
+  EXPECT_EQ(names["conv2d_add"] + names["add"], 9u);
+  EXPECT_EQ(names["conv2d"] + names["conv2d_add"], 21u);
 }
 
 TEST(ConvBnFold, DepthwiseChainsAndReLU6Fold) {
@@ -288,6 +296,36 @@ TEST(ConvBnFold, FrozenBackboneFoldsWhileTheHeadTrains) {
     const uint64_t expected = trainable.empty() ? 0u : trainable.count("conv2") ? 3u : trainable.count("bn1") ? 3u : 6u;
     EXPECT_EQ(folded_ops["batch_norm_inference"], expected) << what;
   }
+}
+
+TEST(ConvBnFold, TrainingFusesBatchNormalizationAndReLU) {
+  // A BatchNormalization read only by a ReLU / ReLU6 normalizes and activates in one op
+  // (batch_norm_relu_train) in training; the weights after three Adam steps are those of the
+  // layers run one by one (exact convolution kernels, as above).
+  set_op_determinism(true);
+  struct Restore {
+    ~Restore() { set_op_determinism(false); }
+  } restore;
+  auto build = [] {
+    set_random_seed(31);
+    auto in = L::Input({8, 8, 3});
+    auto x = L::ReLU()(L::BatchNormalization()(L::Conv2D({.filters = 6, .kernel_size = 3})(in)));
+    x = L::Activation({.activation = "relu6"})(L::BatchNormalization()(L::Conv2D({.filters = 5, .kernel_size = 3})(x)));
+    auto model = std::make_shared<Model>(in, L::Dense({.units = 3})(L::GlobalAveragePooling2D()(x)));
+    model->compile({.optimizer = optimizers::Adam({.learning_rate = 0.01}), .loss = "mse"});
+    return model;
+  };
+  auto [fused_ops, fused] = train(build());
+  set_conv_bn_folding(false);
+  auto [plain_ops, plain] = train(build());
+  set_conv_bn_folding(true);
+  EXPECT_EQ(fused_ops["batch_norm_relu_train"], 6u);
+  EXPECT_EQ(fused_ops["batch_norm_relu_train_grad"], 6u);
+  EXPECT_EQ(fused_ops["batch_norm_train"] + fused_ops["relu"] + fused_ops["relu6"], 0u);
+  EXPECT_EQ(plain_ops["batch_norm_train"], 6u);
+  EXPECT_EQ(plain_ops["batch_norm_relu_train"], 0u);
+  ASSERT_EQ(fused.size(), plain.size());
+  for (size_t i = 0; i < fused.size(); ++i) EXPECT_LT(max_abs_diff(fused[i], plain[i]), 1e-5f) << "weight " << i;
 }
 
 TEST(ConvBnFold, SwitchedOffRunsEveryLayer) {

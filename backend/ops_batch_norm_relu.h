@@ -1,0 +1,21 @@
+// Batch normalization with batch statistics followed by a ReLU (or ReLU6), as one op each way:
+//   batch_norm_relu_train(x, gamma, beta, mean, var) -> y = min(hi, max(0, normalized x))
+//   batch_norm_relu_train_grad(grad, x, gamma, beta, mean, var) -> (dx, dgamma, dbeta)
+// attrs epsilon, activation ("relu": hi = infinity, "relu6": hi = 6). The training step of a
+// BatchNormalization whose only reader is a ReLU (every Conv -> BN -> ReLU of a convnet) then
+// makes one pass over the activations where it made two, and the backward none for the ReLU: its
+// mask is recomputed from x (y lies inside (0, hi)), nothing more is saved. CPU kernels only
+// (backend/cpu/norm_kernels.cpp); layers/batch_normalization.cpp takes it for tensors on the CPU.
+#pragma once
+#include <string>
+
+#include "backend/ops_nn.h"
+
+namespace keras::ops {
+
+// As batch_norm_training followed by ops::activation(activation, y); activation "relu" or
+// "relu6" (else ValueError); x on the CPU. gamma/beta may be undefined (ones / zeros).
+BatchNormOutputs batch_norm_relu_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon,
+                                          const std::string& activation);
+
+}  // namespace keras::ops
