@@ -328,6 +328,32 @@ TEST(ConvBnFold, TrainingFusesBatchNormalizationAndReLU) {
   for (size_t i = 0; i < fused.size(); ++i) EXPECT_LT(max_abs_diff(fused[i], plain[i]), 1e-5f) << "weight " << i;
 }
 
+TEST(ConvBnFold, ResidualFoldKeepsEveryLayersDtypeAndSharedNormalizationsStayPlain) {
+  // A ReLU computing in bfloat16 after the block's Add: folding would return float32, so the Add
+  // and the ReLU run as layers (the conv -> BN part still folds).
+  auto in = L::Input({6, 6, 4});
+  L::BatchNormalization bn;
+  auto y = L::ReLU({.dtype = "mixed_bfloat16"})(
+      L::Add()({bn(L::Conv2D({.filters = 4, .kernel_size = 3, .padding = "same"})(in)), in}));
+  Model block(in, y);
+  randomize(bn, 70);
+  Tensor x = random::normal({2, 6, 6, 4}, 0, 1, uint64_t{71});
+  Tensor out;
+  auto names = ops_run([&] { out = block.predict_on_batch(x); });
+  EXPECT_EQ(out.dtype(), DType::bfloat16);
+  EXPECT_EQ(names["conv2d_add"], 0u);
+  EXPECT_EQ(names["batch_norm_inference"], 0u);
+  // A BatchNormalization called at two nodes, one read by a ReLU, trains unfused at both (its
+  // call options would change from node to node).
+  L::BatchNormalization shared;
+  auto a = L::ReLU()(shared(L::Conv2D({.filters = 4, .kernel_size = 3, .padding = "same"})(in)));
+  auto b = shared(L::Conv2D({.filters = 4, .kernel_size = 1})(in));
+  Model two(in, L::Add()({a, b}));
+  names = ops_run([&] { two(TensorList{x}, CallArgs{.training = true}); });
+  EXPECT_EQ(names["batch_norm_relu_train"], 0u);
+  EXPECT_EQ(names["batch_norm_train"], 2u);
+}
+
 TEST(ConvBnFold, SwitchedOffRunsEveryLayer) {
   Chain c = make_chain(true, true, true);
   Tensor x = random::normal({2, 9, 7, 4}, 0, 1, uint64_t{9});
