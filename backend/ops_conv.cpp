@@ -308,13 +308,17 @@ Tensor conv2d(const Tensor& x, const Tensor& kernel, const Tensor& bias, const C
   check_rank("conv2d", x, 4, "(batch, height, width, channels)");
   check_kernel_rank("conv2d", kernel, 4, "(kh, kw, in/groups, out)");
   if (a.padding == "causal") fail<ValueError>("conv2d", "padding 'valid' or 'same'", "'causal'");
+  return conv2d_explicit(x, kernel, bias, conv2d_params(x.shape(), kernel.shape(), a), a.activation);
+}
+
+ConvParams conv2d_params(const Shape& x, const Shape& kernel, const Conv2DArgs& a) {
   ConvParams p;
   p.stride_h = a.strides[0], p.stride_w = a.strides[1];
   p.dilation_h = a.dilation_rate[0], p.dilation_w = a.dilation_rate[1];
   p.groups = a.groups;
-  std::tie(p.pad_top, p.pad_bottom) = conv_pads(x.dim(1), kernel.dim(0), a.padding, p.stride_h, p.dilation_h);
-  std::tie(p.pad_left, p.pad_right) = conv_pads(x.dim(2), kernel.dim(1), a.padding, p.stride_w, p.dilation_w);
-  return conv2d_explicit(x, kernel, bias, p, a.activation);
+  std::tie(p.pad_top, p.pad_bottom) = conv_pads(x[1], kernel[0], a.padding, p.stride_h, p.dilation_h);
+  std::tie(p.pad_left, p.pad_right) = conv_pads(x[2], kernel[1], a.padding, p.stride_w, p.dilation_w);
+  return p;
 }
 
 Tensor conv1d(const Tensor& x, const Tensor& kernel, const Tensor& bias, const Conv1DArgs& a) {

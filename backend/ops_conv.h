@@ -68,6 +68,9 @@ struct Conv2DArgs {
   int64_t groups = 1;
   std::string activation = "linear";
 };
+// The explicit geometry conv2d uses for x (N,H,W,C) and kernel (kh,kw,C/groups,O): strides,
+// dilation, groups and the pads of Keras's padding (ValueError for an unknown padding).
+ConvParams conv2d_params(const Shape& x, const Shape& kernel, const Conv2DArgs& args);
 // x (N,H,W,C), kernel (kh,kw,C/groups,O), bias (O) or undefined.
 Tensor conv2d(const Tensor& x, const Tensor& kernel, const Tensor& bias = {}, const Conv2DArgs& args = {});
 

@@ -33,12 +33,7 @@ Tensor conv2d_add(const Tensor& x, const Tensor& kernel, const Tensor& bias, con
   if (x.rank() != 4 || kernel.rank() != 4)
     fail<ShapeError>("conv2d_add", "x (N, H, W, C) and kernel (kh, kw, C/groups, O)",
                      shape_str(x.shape()) + " and " + shape_str(kernel.shape()));
-  ConvParams p;
-  p.stride_h = args.strides[0], p.stride_w = args.strides[1];
-  p.dilation_h = args.dilation_rate[0], p.dilation_w = args.dilation_rate[1];
-  p.groups = args.groups;
-  std::tie(p.pad_top, p.pad_bottom) = conv_pads(x.dim(1), kernel.dim(0), args.padding, p.stride_h, p.dilation_h);
-  std::tie(p.pad_left, p.pad_right) = conv_pads(x.dim(2), kernel.dim(1), args.padding, p.stride_w, p.dilation_w);
+  const ConvParams p = conv2d_params(x.shape(), kernel.shape(), args);
   // check-numerics splits fused activations (oneDNN's relu post-op maps NaN to 0).
   const bool split = args.activation != "linear" && instrumentation::split_fused_activations();
   Attrs a = p.to_attrs();
