@@ -5,7 +5,8 @@
 // BatchNormalization whose only reader is a ReLU (every Conv -> BN -> ReLU of a convnet) then
 // makes one pass over the activations where it made two, and the backward none for the ReLU: its
 // mask is recomputed from x (y lies inside (0, hi)), nothing more is saved. CPU kernels only
-// (backend/cpu/norm_kernels.cpp); layers/batch_normalization.cpp takes it for tensors on the CPU.
+// (backend/cpu/norm_kernels.cpp); defined beside batch_norm_train in backend/ops_norm.cpp.
+// layers/batch_normalization.cpp takes it for tensors on the CPU.
 #pragma once
 #include <string>
 

@@ -6,6 +6,8 @@
 //   batch_norm_train(x, gamma, beta, mean, var) -> y         attr epsilon; mean and var must be
 //       batch_moments(x): the gradient treats them as functions of x
 //   batch_norm_train_grad(grad, x, gamma, mean, var) -> (dx, dgamma, dbeta)
+//   batch_norm_relu_train / batch_norm_relu_train_grad      the same with a ReLU fused
+//       (ops_batch_norm_relu.h)
 //   batch_norm_inference(x, mean, var, gamma, beta) -> y      attr epsilon; one pass over x,
 //       gradient composed of keras::ops
 // Training runs the moments first, as an op of their own, so that batch_norm_train gets them as
@@ -13,6 +15,7 @@
 // the forward's moments. Saving them as outputs instead would also keep y alive until the
 // backward (SaveOutputs saves every output), one activation per BatchNormalization layer.
 #include "backend/autodiff.h"
+#include "backend/ops_batch_norm_relu.h"
 #include "backend/ops_nn.h"
 
 namespace keras {
@@ -66,6 +69,41 @@ KERAS_REGISTER_OP(batch_norm_train_grad) {
       fail<ShapeError>(where, "a gradient like x " + shape_str(in[1].shape), shape_str(in[0].shape));
     for (int i = 2; i < 5; ++i) check_channels(where, in[1], in[i], i == 2 ? "gamma" : i == 3 ? "mean" : "var");
     return std::vector<TensorSpec>{in[1], in[2], in[2]};
+  };
+}
+
+// The BatchNormalization -> ReLU fusion (ops_batch_norm_relu.h): batch_norm_train's checks plus
+// the activation; the gradient op takes beta too (it recomputes the ReLU's mask from x).
+namespace {
+void check_relu(const std::string& where, const Attrs& a) {
+  const std::string& act = a.get_string("activation");
+  if (act != "relu" && act != "relu6") fail<ValueError>(where, "activation relu or relu6", "'" + act + "'");
+}
+}  // namespace
+
+KERAS_REGISTER_OP(batch_norm_relu_train) {
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
+    check_relu("op 'batch_norm_relu_train'", a);
+    static const OpDef& plain = OpRegistry::instance().find("batch_norm_train");
+    return plain.shape(in, a);
+  };
+  def.save = SaveInputs;
+  def.grad = [](const GradContext& g) {
+    static const OpDef& grad_op = OpRegistry::instance().find("batch_norm_relu_train_grad");
+    TensorList d = run_op(grad_op, {g.grad_outputs[0], g.input(0), g.input(1), g.input(2), g.input(3), g.input(4)}, g.attrs);
+    return TensorList{d[0], d[1], d[2], Tensor(), Tensor()};
+  };
+}
+
+KERAS_REGISTER_OP(batch_norm_relu_train_grad) {
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
+    const std::string where = "op 'batch_norm_relu_train_grad'";
+    check_relu(where, a);
+    if (in.size() != 6)
+      fail<ValueError>(where, "6 inputs (grad, x, gamma, beta, mean, var)", std::to_string(in.size()) + " inputs");
+    check_channels(where, in[1], in[3], "beta");
+    static const OpDef& plain = OpRegistry::instance().find("batch_norm_train_grad");
+    return plain.shape({in[0], in[1], in[2], in[4], in[5]}, a);
   };
 }
 
@@ -124,6 +162,16 @@ BatchNormOutputs batch_norm_training(const Tensor& x, const Tensor& gamma, const
   static const OpDef& def = OpRegistry::instance().find("batch_norm_train");
   TensorList mv = run_op(moments, {x});
   Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0), or_filled(beta, x, 0.0), mv[0], mv[1]}, Attrs{{"epsilon", epsilon}});
+  return {y, mv[0], mv[1]};
+}
+
+BatchNormOutputs batch_norm_relu_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon,
+                                          const std::string& activation) {
+  static const OpDef& moments = OpRegistry::instance().find("batch_moments");
+  static const OpDef& def = OpRegistry::instance().find("batch_norm_relu_train");
+  TensorList mv = run_op(moments, {x});
+  Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0), or_filled(beta, x, 0.0), mv[0], mv[1]},
+                     Attrs{{"epsilon", epsilon}, {"activation", activation}});
   return {y, mv[0], mv[1]};
 }
 

@@ -137,22 +137,19 @@ void conv2d_add_kernel(const TensorList& in, TensorList& out, const Attrs& attrs
     cpu::conv2d_loop(x, k, bias ? *bias : Tensor(), pr.p, "linear", y);
     return add_residual<double>(y, residual, act);
   }
-  const bool post_op = cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, false, alg_of(cpu::ConvCandidate::onednn_direct), true);
-  auto cands = candidates(cpu::conv2d_direct_supported(pr.k, pr.p, "linear"), pr, [&] {
-    return cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, false, kWinograd, true);
-  });
+  auto offered = [&](dnnl::algorithm alg) { return cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, false, alg, true); };
+  auto cands = candidates(cpu::conv2d_direct_supported(pr.k, pr.p, "linear"), pr, [&] { return offered(kWinograd); });
   cpu::ConvTrial trial;
   trial.run = [&](cpu::ConvCandidate c) {
-    if (c == cpu::ConvCandidate::direct || (c == cpu::ConvCandidate::onednn_direct && !post_op)) {
-      if (c == cpu::ConvCandidate::direct)
-        cpu::conv2d_direct(x.data<float>(), pr.x, k.data<float>(), pr.k, bias ? bias->data<float>() : nullptr,
-                           y.data<float>(), pr.y, pr.p, "linear");
-      else
-        cpu::onednn_conv_forward(x, k, bias, y, pr, "linear", false, alg_of(c));
-      add_residual<float>(y, residual, act);
-    } else {
-      cpu::onednn_conv_forward(x, k, bias, y, pr, act, false, alg_of(c), &residual);
-    }
+    // Winograd is a candidate only with the post-op; oneDNN's direct algorithm nearly always takes it.
+    if (c != cpu::ConvCandidate::direct && (c == cpu::ConvCandidate::onednn_winograd || offered(alg_of(c))))
+      return cpu::onednn_conv_forward(x, k, bias, y, pr, act, false, alg_of(c), &residual);
+    if (c == cpu::ConvCandidate::direct)
+      cpu::conv2d_direct(x.data<float>(), pr.x, k.data<float>(), pr.k, bias ? bias->data<float>() : nullptr, y.data<float>(),
+                         pr.y, pr.p, "linear");
+    else
+      cpu::onednn_conv_forward(x, k, bias, y, pr, "linear", false, alg_of(c));
+    add_residual<float>(y, residual, act);
   };
   trial.outputs = {{y.data<float>(), static_cast<size_t>(y.numel())}};
   cpu::run_conv(choice_key("forward_add", pr, act, bias != nullptr, "inference"), cands, trial);

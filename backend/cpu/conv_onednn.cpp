@@ -67,20 +67,9 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Problem& pr, dnnl::pr
                                                        strides_of(pr.p), dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p))
                      : dnnl::convolution_forward::desc(prop, alg, src, weight_any(pr), dst, strides_of(pr.p),
                                                        dilation_of(pr.p), pad_l(pr.p), pad_r(pr.p));
-  dnnl::primitive_attr attr = cpu::activation_attr("conv2d", act);
-  if (with_residual) {  // the residual goes in before the activation: post-ops add, then act
-    dnnl::post_ops po;
-    po.append_binary(dnnl::algorithm::binary_add, act_desc(pr.y, pr.dtype));
-    const dnnl::post_ops activation = attr.get_post_ops();
-    for (int i = 0; i < activation.len(); ++i) {
-      float scale, alpha, beta;
-      dnnl::algorithm kind;
-      activation.get_params_eltwise(i, scale, kind, alpha, beta);
-      po.append_eltwise(scale, kind, alpha, beta);
-    }
-    attr.set_post_ops(po);
-  }
-  return dnnl::convolution_forward::primitive_desc(d, attr, cpu::dnnl_engine());
+  const memory::desc residual = act_desc(pr.y, pr.dtype);  // NHWC, added before the activation
+  return dnnl::convolution_forward::primitive_desc(d, cpu::activation_attr("conv2d", act, with_residual ? &residual : nullptr),
+                                                   cpu::dnnl_engine());
 }
 
 [[noreturn]] void unsupported(const std::string& op, const std::string& key, const dnnl::error& e) {

@@ -23,9 +23,15 @@ dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr) {
   return attr;
 }
 
-dnnl::primitive_attr activation_attr(const std::string& where, const std::string& act) {
+dnnl::primitive_attr activation_attr(const std::string& where, const std::string& act,
+                                     const dnnl::memory::desc* add_first) {
   dnnl::primitive_attr attr = own_scratchpad();
-  if (act == "linear") return attr;
+  dnnl::post_ops po;
+  if (add_first) po.append_binary(dnnl::algorithm::binary_add, *add_first);
+  if (act == "linear") {
+    if (add_first) attr.set_post_ops(po);
+    return attr;
+  }
   using alg = dnnl::algorithm;
   static const std::map<std::string, std::tuple<alg, float, float>> kFusable = {
       {"relu", {alg::eltwise_relu, 0.f, 0.f}},       {"relu6", {alg::eltwise_clip_v2, 0.f, 6.f}},
@@ -36,7 +42,6 @@ dnnl::primitive_attr activation_attr(const std::string& where, const std::string
   if (it == kFusable.end())
     fail<ValueError>(where, "a fusable activation (linear, relu, relu6, sigmoid, tanh, elu, gelu, swish)", "'" + act + "'");
   auto [kind, alpha, beta] = it->second;
-  dnnl::post_ops po;
   po.append_eltwise(1.f, kind, alpha, beta);
   attr.set_post_ops(po);
   return attr;

@@ -33,8 +33,10 @@ dnnl::stream& dnnl_stream();
 dnnl::primitive_attr own_scratchpad(dnnl::primitive_attr attr = dnnl::primitive_attr());
 // own_scratchpad's attributes plus, unless `act` is "linear", the Keras activation `act` fused as
 // an eltwise post-op: relu, relu6, sigmoid, tanh, elu, gelu (erf), swish. ValueError naming
-// `where` for any other activation.
-dnnl::primitive_attr activation_attr(const std::string& where, const std::string& act);
+// `where` for any other activation. With `add_first`, a binary add of a tensor of that desc comes
+// before the activation (post-op 0: its argument is DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1).
+dnnl::primitive_attr activation_attr(const std::string& where, const std::string& act,
+                                     const dnnl::memory::desc* add_first = nullptr);
 // Runs `prim` (created with own_scratchpad) on the calling thread's stream.
 void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args);
 // A reorder primitive from `from` to `to` (created with own_scratchpad), and running one.
