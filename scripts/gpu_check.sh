@@ -6,7 +6,7 @@
 #
 #   STEPS="build test bench" bash scripts/gpu_check.sh
 #   BENCH="mlp cnn" TORCH_COMPILE=1 bash scripts/gpu_check.sh
-# STEPS: any of build, test, bench (default all three). BENCH: workloads (mlp cnn resnet resnet50).
+# STEPS: any of build, test, fashion, bench (default build test bench; fashion needs stage.sh --data). BENCH: workloads (mlp cnn resnet resnet50).
 # HARNESS=1 adds the layer harness programs: their check (h) runs every layer on cuda:0 against
 # the CPU (about 21 more programs to build and run).
 # TORCH_COMPILE=1 adds torch.compile(mode="reduce-overhead") rows (slow to warm up).
@@ -17,7 +17,9 @@ STEPS=${STEPS:-build test bench}
 gpu_tests=$(cd tests && ls backend/test_cuda*.cpp backend/test_nccl.cpp backend/test_simulated_device.cpp \
             keras/test_placement*.cpp keras/test_device_training.cpp 2>/dev/null | sed 's/\.cpp$//; s#/#_#g; s/^/test_/')
 if [ "${HARNESS:-0}" = 1 ]; then
-  gpu_tests="$gpu_tests $(cd tests && grep -rl 'support/layer_harness.h' layers | sed 's/\.cpp$//; s#/#_#g; s/^/test_/')"
+  # First: the longest programs (the RNN harness) should not start last.
+  gpu_tests="$(cd tests && { grep -rl 'support/layer_harness.h' layers | sort | grep -E 'rnn_layers|conv_lstm|attention_layers|conv_layers'
+    grep -rl 'support/layer_harness.h' layers | sort | grep -vE 'rnn_layers|conv_lstm|attention_layers|conv_layers'; } | sed 's/\.cpp$//; s#/#_#g; s/^/test_/') $gpu_tests"
 fi
 rc=0
 # The staged oneDNN/HDF5 and fallbacks (unpacked by .gpu/build.sh) for the programs run below.
@@ -26,22 +28,39 @@ if [[ $STEPS == *build* ]]; then
   WHAT=build TARGETS="--target keras benchmark gpu_op_bench fashion_mnist_cnn $gpu_tests" bash .gpu/build.sh || exit $?
 fi
 if [[ $STEPS == *test* ]]; then
-  # Each test program once (ctest starts one process per test case, and each pays the CUDA
-  # context's ~1.5 s: 1,095 cases took 196 s on 12 processes that way).
+  # Each test program once, TEST_JOBS at a time (ctest starts one process per test case, and each
+  # pays the CUDA context's ~1.5 s: 1,095 cases took 196 s on 12 processes that way).
   # At most 8 files come back from the device: one summary, one log with every program's output.
+  t0=$(date +%s); mkdir -p /tmp/tlogs
   : >$OUT/tests_gpu.txt; : >$OUT/tests_gpu_full.log
+  run_one() {
+    [ -x $B/tests/$1 ] || { echo "$1: not built" >/tmp/tlogs/$1.log; return 1; }
+    cd $B/tests && KERAS_DEVICE=cpu OMP_NUM_THREADS=2 timeout 300 ./$1 --gtest_brief=1 >/tmp/tlogs/$1.log 2>&1
+  }
+  export -f run_one; export B
+  echo $gpu_tests | tr ' ' '\n' | xargs -P ${TEST_JOBS:-6} -I{} bash -c 'run_one {}' || rc=1
   for t in $gpu_tests; do
-    [ -x $B/tests/$t ] || { echo "$t: not built" | tee -a $OUT/tests_gpu.txt; rc=1; continue; }
-    (cd $B/tests && KERAS_DEVICE=cpu timeout 300 ./$t --gtest_brief=1 >/tmp/t.log 2>&1) || rc=1
-    { echo "==== $t"; cat /tmp/t.log; } >>$OUT/tests_gpu_full.log
-    echo "$t: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]' /tmp/t.log | grep -E 'tests?[,.]' | tr '\n' ' ')" | tee -a $OUT/tests_gpu.txt
+    { echo "==== $t"; cat /tmp/tlogs/$t.log; } >>$OUT/tests_gpu_full.log
+    echo "$t: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]|not built' /tmp/tlogs/$t.log | grep -E 'tests?[,.]|not built' | tr '\n' ' ')" >>$OUT/tests_gpu.txt
   done
+  grep -v ": \[  PASSED  \] [0-9]* tests\?\. $" $OUT/tests_gpu.txt
+  echo "gpu_check: $(grep -c . $OUT/tests_gpu.txt) test programs, $(grep -c FAILED $OUT/tests_gpu.txt) with failures, $(( $(date +%s) - t0 )) s"
   grep -B3 -A10 -E "Failure$|^\[  FAILED  \]" $OUT/tests_gpu_full.log | head -80
+fi
+if [[ $STEPS == *fashion* ]]; then
+  # The Fashion-MNIST example on the default device (the first GPU), staged by stage.sh --data.
+  t0=$(date +%s)
+  export KERAS_DATASETS_DIR=/tmp/deps/usr/share/datasets
+  { echo "## fashion_mnist_cnn on the GPU"; echo '```'
+    (cd $B && timeout ${FASHION_TIMEOUT:-150} apps/fashion_mnist_cnn 2>&1 | tail -12)
+    echo '```'; echo "($(( $(date +%s) - t0 )) s)"; } | tee -a $OUT/results.md
 fi
 if [[ $STEPS == *bench* ]]; then
   # Raw rows in /tmp/bench, the tables in $OUT/results.md, errors in $OUT/bench_err.log.
   R=/tmp/bench; mkdir -p $R
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >>$OUT/results.md
+  t0=$(date +%s)
+  { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nvcc --version | tail -1
+    ls /usr/lib/x86_64-linux-gnu/libcudnn.so.* /usr/lib/x86_64-linux-gnu/libnccl.so.* 2>/dev/null | tr '\n' ' '; echo; } >>$OUT/results.md
   timeout 120 $B/apps/gpu_op_bench >$R/ops_ours.jsonl 2>>$OUT/bench_err.log
   timeout 120 python3 apps/gpu_op_bench/gpu_op_bench.py >$R/ops_torch.jsonl 2>>$OUT/bench_err.log
   python3 - $R/ops_ours.jsonl $R/ops_torch.jsonl <<'PY' | tee -a $OUT/results.md
@@ -62,6 +81,11 @@ PY
         --warmup 10 --min-time ${MIN_TIME:-1} >>$R/ours.jsonl 2>>$OUT/bench_err.log || echo "ours $w $mode failed: $(tail -2 $OUT/bench_err.log)"
     done
   done
+  # A mixed-precision row of ours where POLICY names one (the CUDA kernels' half types are checked by it).
+  if [ -n "${POLICY:-}" ]; then
+    timeout 60 $B/apps/benchmark --workload cnn --device cuda:0 --batch 128 --mode train --policy $POLICY --repeats 2 \
+      --warmup 5 --min-time 0.5 >>$R/ours_policy.jsonl 2>>$OUT/bench_err.log || echo "ours cnn $POLICY failed: $(tail -2 $OUT/bench_err.log)" | tee -a $OUT/results.md
+  fi
   ws=$(echo ${BENCH:-mlp cnn resnet resnet50} | tr ' ' ',')
   timeout 300 python3 .gpu/bench/torch_gpu.py --workloads $ws --batches 128 --bf16 off >$R/torch_eager.jsonl 2>>$OUT/bench_err.log
   files="$R/torch_eager.jsonl"
@@ -72,5 +96,6 @@ PY
   fi
   python3 apps/benchmark/gpu_compare.py $R/ours.jsonl $files | tee -a $OUT/results.md
   cat $R/*.jsonl >$OUT/bench_raw.jsonl
+  echo "gpu_check: bench $(( $(date +%s) - t0 )) s"
 fi
 exit $rc
