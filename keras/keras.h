@@ -6,6 +6,7 @@
 #include "backend/autodiff.h"
 #include "backend/cuda.h"
 #include "backend/determinism.h"
+#include "backend/device_scope.h"
 #include "backend/instrumentation.h"
 #include "backend/ops.h"
 #include "backend/ops_attention.h"

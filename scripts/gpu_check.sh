@@ -6,7 +6,8 @@
 #
 #   STEPS="build test bench" bash scripts/gpu_check.sh
 #   BENCH="mlp cnn" TORCH_COMPILE=1 bash scripts/gpu_check.sh
-# STEPS: any of build, test, fashion, bench (default build test bench; fashion needs stage.sh --data). BENCH: workloads (mlp cnn resnet resnet50).
+# STEPS: any of build, test, bench, fashion (default build test bench; fashion needs stage.sh --data).
+# TESTS: test programs instead of the GPU ones; OPS=0 skips the single-op timings. BENCH: workloads (mlp cnn resnet resnet50).
 # HARNESS=1 adds the layer harness programs: their check (h) runs every layer on cuda:0 against
 # the CPU (about 21 more programs to build and run).
 # TORCH_COMPILE=1 adds torch.compile(mode="reduce-overhead") rows (slow to warm up).
@@ -21,6 +22,7 @@ if [ "${HARNESS:-0}" = 1 ]; then
   gpu_tests="$(cd tests && { grep -rl 'support/layer_harness.h' layers | sort | grep -E 'rnn_layers|conv_lstm|attention_layers|conv_layers'
     grep -rl 'support/layer_harness.h' layers | sort | grep -vE 'rnn_layers|conv_lstm|attention_layers|conv_layers'; } | sed 's/\.cpp$//; s#/#_#g; s/^/test_/') $gpu_tests"
 fi
+gpu_tests=${TESTS:-$gpu_tests}
 rc=0
 # The staged oneDNN/HDF5 and fallbacks (unpacked by .gpu/build.sh) for the programs run below.
 export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:/tmp/deps/usr/lib/x86_64-linux-gnu/hdf5/serial:/tmp/fbsel${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -47,23 +49,15 @@ if [[ $STEPS == *test* ]]; then
   echo "gpu_check: $(grep -c . $OUT/tests_gpu.txt) test programs, $(grep -c FAILED $OUT/tests_gpu.txt) with failures, $(( $(date +%s) - t0 )) s"
   grep -B3 -A10 -E "Failure$|^\[  FAILED  \]" $OUT/tests_gpu_full.log | head -80
 fi
-if [[ $STEPS == *fashion* ]]; then
-  # The Fashion-MNIST example on the default device (the first GPU), staged by stage.sh --data.
-  t0=$(date +%s)
-  export KERAS_DATASETS_DIR=/tmp/deps/usr/share/datasets
-  { echo "## fashion_mnist_cnn on the GPU"; echo '```'
-    (cd $B && timeout ${FASHION_TIMEOUT:-150} apps/fashion_mnist_cnn 2>&1 | tail -12)
-    echo '```'; echo "($(( $(date +%s) - t0 )) s)"; } | tee -a $OUT/results.md
-fi
 if [[ $STEPS == *bench* ]]; then
   # Raw rows in /tmp/bench, the tables in $OUT/results.md, errors in $OUT/bench_err.log.
   R=/tmp/bench; mkdir -p $R
   t0=$(date +%s)
   { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nvcc --version | tail -1
     ls /usr/lib/x86_64-linux-gnu/libcudnn.so.* /usr/lib/x86_64-linux-gnu/libnccl.so.* 2>/dev/null | tr '\n' ' '; echo; } >>$OUT/results.md
-  timeout 120 $B/apps/gpu_op_bench >$R/ops_ours.jsonl 2>>$OUT/bench_err.log
-  timeout 120 python3 apps/gpu_op_bench/gpu_op_bench.py >$R/ops_torch.jsonl 2>>$OUT/bench_err.log
-  python3 - $R/ops_ours.jsonl $R/ops_torch.jsonl <<'PY' | tee -a $OUT/results.md
+  [ "${OPS:-1}" = 1 ] && timeout 120 $B/apps/gpu_op_bench >$R/ops_ours.jsonl 2>>$OUT/bench_err.log
+  [ "${OPS:-1}" = 1 ] && timeout 120 python3 apps/gpu_op_bench/gpu_op_bench.py >$R/ops_torch.jsonl 2>>$OUT/bench_err.log
+  [ "${OPS:-1}" = 1 ] && python3 - $R/ops_ours.jsonl $R/ops_torch.jsonl <<'PY' | tee -a $OUT/results.md
 import json, sys
 load = lambda p: {r["op"]: r for r in map(json.loads, filter(str.strip, open(p)))}
 ours, torch = load(sys.argv[1]), load(sys.argv[2])
@@ -97,5 +91,13 @@ PY
   python3 apps/benchmark/gpu_compare.py $R/ours.jsonl $files | tee -a $OUT/results.md
   cat $R/*.jsonl >$OUT/bench_raw.jsonl
   echo "gpu_check: bench $(( $(date +%s) - t0 )) s"
+fi
+if [[ $STEPS == *fashion* ]]; then
+  # The Fashion-MNIST example on the default device (the first GPU), staged by stage.sh --data.
+  t0=$(date +%s)
+  export KERAS_DATASETS_DIR=/tmp/deps/usr/share/datasets
+  { echo "## fashion_mnist_cnn on the GPU"; echo '```'
+    (cd $B && timeout ${FASHION_TIMEOUT:-150} apps/fashion_mnist_cnn 2>&1 | tail -12)
+    echo '```'; echo "($(( $(date +%s) - t0 )) s)"; } | tee -a $OUT/results.md
 fi
 exit $rc

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/device_scope.h"
 #include "backend/op_profile.h"
 #include "bench.h"
 #include "keras/applications/mobilenet_v2.h"
@@ -122,6 +123,7 @@ struct Batch {
 
 // 8 batches of N(0, 1) inputs and uniform labels in [0, classes), as torch_bench.make_pool.
 std::vector<Batch> make_pool(const Workload& w, int n = 8) {
+  k::DeviceScope host(k::Device::cpu());  // made and read on the host, whatever the default device
   k::Generator gen(1234);
   std::vector<Batch> pool;
   k::Shape shape{w.batch};

@@ -39,10 +39,14 @@ std::optional<BatchData> TensorBatches::next() {
   BatchData b;
   NoGradGuard no_grad;
   if (shuffle_) {
-    Tensor idx = Tensor::from_vector(std::vector<int64_t>(order_.begin() + lo, order_.begin() + hi));
-    for (const auto& t : x_) b.x.push_back(ops::take(t, idx, 0));
-    for (const auto& t : y_) b.y.push_back(ops::take(t, idx, 0));
-    if (sw_.defined()) b.sample_weight = ops::take(sw_, idx, 0);
+    // The indices live with each source tensor, not on the default device (a model on a GPU
+    // trains on host data too: fit moves each batch after it is gathered).
+    const std::vector<int64_t> rows(order_.begin() + lo, order_.begin() + hi);
+    const Shape shape{hi - lo};
+    auto gather = [&](const Tensor& t) { return ops::take(t, Tensor::from_vector(rows, shape, t.device()), 0); };
+    for (const auto& t : x_) b.x.push_back(gather(t));
+    for (const auto& t : y_) b.y.push_back(gather(t));
+    if (sw_.defined()) b.sample_weight = gather(sw_);
   } else {
     for (const auto& t : x_) b.x.push_back(t.slice_batch(lo, hi));
     for (const auto& t : y_) b.y.push_back(t.slice_batch(lo, hi));

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <keras/keras.h>
 
 #include "support/simulated_device.h"
@@ -45,14 +46,21 @@ std::shared_ptr<k::Sequential> conv_model() {
   });
 }
 
-TrainRun train(k::Device device) {
+// The model on `device`, or where it was built (the default device) when none is given. The
+// data is made on the host, as loaders make it.
+TrainRun train(std::optional<k::Device> device) {
   k::utils::set_random_seed(7);
   auto model = conv_model();
-  model->to(device);
+  if (device) model->to(*device);
   model->compile({.optimizer = k::optimizers::Adam({.learning_rate = 1e-2}),
                   .loss = "sparse_categorical_crossentropy",
                   .metrics = {"accuracy"}});
-  k::Tensor x = features(96, 8, 1), y = labels(96, 2);
+  k::Tensor x, y;
+  {
+    k::DeviceScope host(k::Device::cpu());
+    x = features(96, 8, 1);
+    y = labels(96, 2);
+  }
   TrainRun r;
   r.history = model->fit(x, y, {.batch_size = 32, .epochs = 3, .verbose = 0, .shuffle = true});
   r.eval = model->evaluate(x, y, {.batch_size = 48, .verbose = 0});
@@ -69,13 +77,7 @@ double max_diff(const k::Tensor& a, const k::Tensor& b) {
   return d;
 }
 
-}  // namespace
-
-TEST(DeviceTraining, FitEvaluatePredictMatchTheCpu) {
-  k::test_support::SimulatedCuda sim;
-  const double tol = sim.active() ? 0.0 : 1e-4;
-  TrainRun cpu = train(k::Device::cpu());
-  TrainRun gpu = train(k::Device::cuda(0));
+void expect_same_run(const TrainRun& cpu, const TrainRun& gpu, double tol) {
   ASSERT_EQ(cpu.weights.size(), gpu.weights.size());
   for (size_t i = 0; i < cpu.weights.size(); ++i) {
     EXPECT_EQ(gpu.weights[i].device(), k::Device::cpu()) << "get_weights returns host copies";
@@ -89,6 +91,29 @@ TEST(DeviceTraining, FitEvaluatePredictMatchTheCpu) {
   for (const auto& [name, value] : cpu.eval.items()) EXPECT_NEAR(gpu.eval.at(name), value, std::max(tol, 1e-12)) << name;
   EXPECT_EQ(gpu.predictions.device(), k::Device::cpu()) << "predict returns host tensors";
   EXPECT_LE(max_diff(gpu.predictions, cpu.predictions), tol);
+}
+
+// Restores the process default device, whatever the test set.
+struct DefaultDeviceGuard {
+  ~DefaultDeviceGuard() { k::reset_default_device(); }
+};
+
+}  // namespace
+
+TEST(DeviceTraining, FitEvaluatePredictMatchTheCpu) {
+  k::test_support::SimulatedCuda sim;
+  expect_same_run(train(k::Device::cpu()), train(k::Device::cuda(0)), sim.active() ? 0.0 : 1e-4);
+}
+
+// A Keras user with a GPU: the process default device is the GPU, the model is never moved, the
+// data is on the host, and fit shuffles (the batch gather ran on the default device before, and
+// failed: "op 'take': expected all inputs on cpu, got input 1 on cuda:0").
+TEST(DeviceTraining, GpuAsTheProcessDefaultTrainsOnHostData) {
+  k::test_support::SimulatedCuda sim;
+  TrainRun cpu = train(k::Device::cpu());
+  DefaultDeviceGuard restore;
+  k::set_default_device(k::Device::cuda(0));
+  expect_same_run(cpu, train(std::nullopt), sim.active() ? 0.0 : 1e-4);
 }
 
 TEST(DeviceTraining, TwoRunsAreBitIdenticalWithOpDeterminism) {
