@@ -9,7 +9,9 @@
 # STEPS: any of build, test, bench, fashion (default build test bench; fashion needs stage.sh --data).
 # TESTS: test programs instead of the GPU ones; OPS=0 skips the single-op timings. BENCH: workloads (mlp cnn resnet resnet50).
 # HARNESS=1 adds the layer harness programs: their check (h) runs every layer on cuda:0 against
-# the CPU (about 21 more programs to build and run).
+# the CPU (about 21 more programs to build and run); HARNESS_CHECKS (default h: the CPU's checks
+# ran in CI) picks the harness checks, "abcdefghi" for all.
+# TF32=1 adds rows of ours with --tf32 (PyTorch's cuDNN convolutions run TF32 by default).
 # TORCH_COMPILE=1 adds torch.compile(mode="reduce-overhead") rows (slow to warm up).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -37,7 +39,7 @@ if [[ $STEPS == *test* ]]; then
   : >$OUT/tests_gpu.txt; : >$OUT/tests_gpu_full.log
   run_one() {
     [ -x $B/tests/$1 ] || { echo "$1: not built" >/tmp/tlogs/$1.log; return 1; }
-    cd $B/tests && KERAS_DEVICE=cpu OMP_NUM_THREADS=2 timeout 300 ./$1 --gtest_brief=1 >/tmp/tlogs/$1.log 2>&1
+    cd $B/tests && KERAS_DEVICE=cpu OMP_NUM_THREADS=2 KERAS_HARNESS_CHECKS=${HARNESS_CHECKS:-h} timeout 300 ./$1 --gtest_brief=1 >/tmp/tlogs/$1.log 2>&1
   }
   export -f run_one; export B
   echo $gpu_tests | tr ' ' '\n' | xargs -P ${TEST_JOBS:-6} -I{} bash -c 'run_one {}' || rc=1
@@ -73,6 +75,8 @@ PY
     for mode in train infer; do
       timeout 120 $B/apps/benchmark --workload $w --device cuda:0 --batch $batch --mode $mode --repeats ${REPEATS:-3} \
         --warmup 10 --min-time ${MIN_TIME:-1} >>$R/ours.jsonl 2>>$OUT/bench_err.log || echo "ours $w $mode failed: $(tail -2 $OUT/bench_err.log)"
+      [ "${TF32:-0}" = 1 ] && { timeout 120 $B/apps/benchmark --workload $w --device cuda:0 --batch $batch --mode $mode --tf32 \
+        --repeats ${REPEATS:-3} --warmup 10 --min-time ${MIN_TIME:-1} >>$R/ours.jsonl 2>>$OUT/bench_err.log || echo "ours $w $mode tf32 failed"; }
     done
   done
   # A mixed-precision row of ours where POLICY names one (the CUDA kernels' half types are checked by it).

@@ -5,7 +5,8 @@
 Usage: gpu_compare.py OURS.jsonl TORCH.jsonl [TORCH_COMPILED.jsonl ...]
 Prints a Markdown table: samples/s of ours and of each PyTorch mode, the ratio to the best
 PyTorch row, and peak GPU memory (ours: the caching allocator's peak bytes in use; PyTorch:
-torch.cuda.max_memory_allocated). Float32 rows only (we have no half types yet).
+torch.cuda.max_memory_allocated). Float32 rows only (we have no half types yet); ours run with
+--tf32 get rows of their own, against the same PyTorch rows (whose cuDNN convolutions use TF32).
 """
 import json
 import sys
@@ -26,7 +27,8 @@ def main():
     for r in rows(sys.argv[1]):
         for mode in ("train", "infer"):
             if mode in r:
-                ours[(r["workload"], r["batch"], mode)] = (r[mode]["samples_per_s_median"], r.get("peak_gpu_mib"))
+                key = (r["workload"], r["batch"], mode + (" (ours TF32)" if r.get("tf32") else ""))
+                ours[key] = (r[mode]["samples_per_s_median"], r.get("peak_gpu_mib"))
     torch = {}
     env = []
     for path in sys.argv[2:]:
@@ -43,7 +45,7 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     for key in sorted(ours):
         mine, mine_mib = ours[key]
-        t = torch.get(key, {})
+        t = torch.get((key[0], key[1], key[2].split()[0]), {})
         eager = t.get("eager", (None, None))
         comp = next((v for k, v in t.items() if k != "eager"), (None, None))
         best = max([v[0] for v in (eager, comp) if v[0]] or [0])

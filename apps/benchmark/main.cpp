@@ -64,6 +64,7 @@ struct Options {
   bool worker = false;
   int64_t batch = 0;   // --batch: overrides the workload's batch size (0 = the workload's)
   std::string device;  // --device: time our side alone on that device (cuda:N); empty = the CPU driver
+  bool tf32 = false;   // --tf32: float32 matmuls and convolutions on the GPU in TF32 (PyTorch's cuDNN default)
   int breakdown_steps = 0;
   bool check_numerics = false;  // our side runs with keras::debugging check-numerics on
   int profile_rounds = 0;
@@ -84,7 +85,7 @@ const char* kUsage =
     "                 [--omp-wait-policy passive|active] [--peak-seconds S] [--check-numerics]\n"
     "                 [--policy float32|mixed_bfloat16]   (mlp, cnn, resnet: ours under Keras's policy,\n"
     "                 PyTorch under torch.autocast(\"cpu\", bfloat16), apps/benchmark/torch_autocast_bench.py)\n"
-    "       benchmark [--workload W] --device cuda[:N] [--batch N]   (ours alone on a GPU: one JSON line; see gpu_compare.py)\n"
+    "       benchmark [--workload W] --device cuda[:N] [--batch N] [--tf32]   (ours alone on a GPU: one JSON line; see gpu_compare.py)\n"
     "       benchmark [--workload W] --against onnxruntime [--ort-python PATH]   (inference: ours vs ONNX Runtime on our export)\n"
     "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step and its kernels per op, ours only)\n"
     "       benchmark [--workload W] --profile-overhead ROUNDS [--profile-steps N]   (a training epoch of N\n"
@@ -138,6 +139,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--peak-seconds") o.peak_seconds = number(i, 0.01);
     else if (a == "--worker") o.worker = true;
     else if (a == "--device") o.device = value(i);
+    else if (a == "--tf32") o.tf32 = true;
     else if (a == "--batch") o.batch = static_cast<int64_t>(number(i, 1));
     else if (a == "--breakdown") o.breakdown_steps = static_cast<int>(number(i, 1));
     else if (a == "--check-numerics") o.check_numerics = true;  // our worker: KERAS_CHECK_NUMERICS=1
@@ -158,6 +160,7 @@ Options parse(int argc, char** argv) {
     usage_error("--policy: expected float32 or mixed_bfloat16, got '" + o.policy + "'");
   if (o.policy != "float32" && o.workload != "mlp" && o.workload != "cnn" && o.workload != "resnet")
     usage_error("--policy " + o.policy + ": expected the workload mlp, cnn or resnet, got '" + o.workload + "'");
+  if (o.tf32 && o.device.empty()) usage_error("--tf32: expected --device cuda[:N] too, got no --device (TF32 is a GPU math mode)");
   if (o.against != "torch" && o.against != "onnxruntime")
     usage_error("--against: expected torch or onnxruntime, got '" + o.against + "'");
   if (o.against == "onnxruntime") {
@@ -434,6 +437,7 @@ int main(int argc, char** argv) {
     if (o.worker) return bench::run_worker(w, o.timing, o.mode);
     // The GPU side is ours alone: torch_gpu.py times PyTorch on the same card, and
     // apps/benchmark/gpu_compare.py puts the two side by side.
+    if (o.tf32) keras::cuda::set_allow_tf32(true);
     if (!o.device.empty()) return bench::run_worker(w, o.timing, o.mode, keras::Device::parse(o.device));
     if (o.breakdown_steps > 0) return bench::run_breakdown(w, o.breakdown_steps, o.mode);
     if (o.profile_rounds > 0) return bench::run_profile_overhead(w, o.profile_rounds, o.profile_steps);

@@ -241,7 +241,7 @@ int run_worker(const Workload& w, const TimingOptions& timing, const std::string
   if (gpu) k::reset_peak_memory(device);
 
   nlohmann::json out = {{"side", "ours"}, {"workload", w.name}, {"batch", w.batch}, {"threads", k::num_threads()},
-                        {"device", device.str()}};
+                        {"device", device.str()}, {"tf32", gpu && k::cuda::allow_tf32()}};
   if (mode != "infer")
     out["train"] = timed([&](const Batch& b) { model->train_on_batch(b.x, b.y); }, sync, pool, w.batch, timing);
   if (mode != "train")
