@@ -18,7 +18,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 B=/tmp/build
 STEPS=${STEPS:-build test bench}
 gpu_tests=$(cd tests && ls backend/test_cuda*.cpp backend/test_nccl.cpp backend/test_simulated_device.cpp \
-            keras/test_placement*.cpp keras/test_device_training.cpp 2>/dev/null | sed 's/\.cpp$//; s#/#_#g; s/^/test_/')
+            keras/test_placement*.cpp keras/test_device_training.cpp keras/test_default_gpu_flows.cpp 2>/dev/null | sed 's/\.cpp$//; s#/#_#g; s/^/test_/')
 if [ "${HARNESS:-0}" = 1 ]; then
   # First: the longest programs (the RNN harness) should not start last.
   gpu_tests="$(cd tests && { grep -rl 'support/layer_harness.h' layers | sort | grep -E 'rnn_layers|conv_lstm|attention_layers|conv_layers'

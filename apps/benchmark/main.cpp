@@ -30,6 +30,7 @@
 #include "backend/bf16_compute.h"
 #include "bench.h"
 #include "child_process.h"
+#include "options.h"
 
 namespace {
 
@@ -37,142 +38,10 @@ namespace fs = std::filesystem;
 using bench::ChildResult;
 using bench::check_exit;
 using bench::last_json_line;
+using bench::Options;
+using bench::source_dir;
 using bench::run_child;
 using nlohmann::json;
-
-// This program's source folder, where torchvision_bench.py lives (apps/CMakeLists.txt defines
-// KERAS_SOURCE_DIR).
-fs::path source_dir() { return fs::path(KERAS_SOURCE_DIR) / "apps" / "benchmark"; }
-
-// shared/bench beside the repository this program was compiled from.
-std::string default_bench_dir() {
-  return (source_dir() / ".." / ".." / ".." / "shared" / "bench").lexically_normal().string();
-}
-
-struct Options {
-  std::string workload = "mlp";
-  int rounds = 3;
-  int threads = 2;
-  bench::TimingOptions timing;
-  std::string bench_dir = default_bench_dir();
-  std::string python = "/usr/bin/python3";
-  std::string config = "auto";  // tuned where the CPU has AVX-512, else openblas + tuned malloc
-  std::string wait_policy;       // OMP_WAIT_POLICY for both sides; empty = inherited
-  std::string side = "both";  // both | ours | torch
-  std::string mode;           // both | train | infer; empty: the workload's
-  double peak_seconds = 0.3;
-  bool worker = false;
-  int64_t batch = 0;   // --batch: overrides the workload's batch size (0 = the workload's)
-  std::string device;  // --device: time our side alone on that device (cuda:N); empty = the CPU driver
-  bool tf32 = false;   // --tf32: float32 matmuls and convolutions on the GPU in TF32 (PyTorch's cuDNN default)
-  int breakdown_steps = 0;
-  bool check_numerics = false;  // our side runs with keras::debugging check-numerics on
-  int profile_rounds = 0;
-  int profile_steps = 20;
-  // The other side: "torch", or "onnxruntime" (ONNX Runtime on our exported model, inference).
-  std::string against = "torch";
-  std::string ort_python = std::string(KERAS_SOURCE_DIR) + "/.venv/bin/python3";
-  // Our side's global dtype policy; mixed_bfloat16 times PyTorch under torch.autocast(bfloat16).
-  std::string policy = "float32";
-};
-
-const char* kUsage =
-    "usage: benchmark [--workload mlp|cnn|resnet|mobilenet_v2|mobilenet_v2_b1|resnet50|lstm|transformer]\n"
-    "                 [--rounds N]\n"
-    "                 [--mode both|train|infer] [--threads N] [--repeats N]\n"
-    "                 [--warmup N] [--min-time S] [--bench-dir DIR] [--python PATH]\n"
-    "                 [--config stock|openblas|openblas-skx|tuned] [--side both|ours|torch]\n"
-    "                 [--omp-wait-policy passive|active] [--peak-seconds S] [--check-numerics]\n"
-    "                 [--policy float32|mixed_bfloat16]   (mlp, cnn, resnet: ours under Keras's policy,\n"
-    "                 PyTorch under torch.autocast(\"cpu\", bfloat16), apps/benchmark/torch_autocast_bench.py)\n"
-    "       benchmark [--workload W] --device cuda[:N] [--batch N] [--tf32]   (ours alone on a GPU: one JSON line; see gpu_compare.py)\n"
-    "       benchmark [--workload W] --against onnxruntime [--ort-python PATH]   (inference: ours vs ONNX Runtime on our export)\n"
-    "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step and its kernels per op, ours only)\n"
-    "       benchmark [--workload W] --profile-overhead ROUNDS [--profile-steps N]   (a training epoch of N\n"
-    "                 batches (default 20) with keras::profiler off and on, alternated ROUNDS times, ours only)\n"
-    "Runs our framework and PyTorch (torch_bench.py) interleaved, --rounds times each, and\n"
-    "reports medians, ratios ours/torch, train GFLOP/s against the measured FMA peak and each\n"
-    "side's peak RSS. --mode picks what is timed; default: the workload's (both, except\n"
-    "mobilenet_v2 and mobilenet_v2_b1: infer; resnet50, lstm and transformer: train).\n"
-    "--repeats/--warmup/--min-time are passed to both sides (torch_bench's\n"
-    "defaults: 5, 10, 2.0). --config auto = tuned where the CPU has AVX-512 (tuned forces\n"
-    "OpenBLAS's SKYLAKEX kernels, which die with SIGILL elsewhere), else openblas with tuned's\n"
-    "malloc settings. --omp-wait-policy sets OMP_WAIT_POLICY for BOTH sides: on a machine shared\n"
-    "with other work, libgomp's default spin-waiting makes both sides' figures mostly\n"
-    "scheduler noise; passive makes them meaningful. KERAS_CONV_CHOICE_LOG=1 in the environment\n"
-    "prints, on stderr, the kernel our side chose for each convolution problem and the timings\n"
-    "that decided it (KERAS_CONV_CHOICES=FILE pins them, KERAS_CONV_DIRECT=0 excludes our direct\n"
-    "kernels; see README). Default bench dir: ";
-
-[[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "benchmark: %s\n%s%s\n", message.c_str(), kUsage, default_bench_dir().c_str());
-  std::exit(2);
-}
-
-Options parse(int argc, char** argv) {
-  Options o;
-  auto value = [&](int& i) -> std::string {
-    if (i + 1 >= argc) usage_error(std::string("expected a value after ") + argv[i] + ", got none");
-    return argv[++i];
-  };
-  auto number = [&](int& i, double lo) {
-    std::string flag = argv[i], v = value(i);
-    char* end = nullptr;
-    double d = std::strtod(v.c_str(), &end);
-    if (end == v.c_str() || *end || !(d >= lo)) usage_error(flag + ": expected a number >= " + std::to_string(lo) + ", got '" + v + "'");
-    return d;
-  };
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--workload") o.workload = value(i);
-    else if (a == "--rounds") o.rounds = static_cast<int>(number(i, 1));
-    else if (a == "--threads") o.threads = static_cast<int>(number(i, 1));
-    else if (a == "--repeats") o.timing.repeats = static_cast<int>(number(i, 1));
-    else if (a == "--warmup") o.timing.warmup = static_cast<int>(number(i, 0));
-    else if (a == "--min-time") o.timing.min_time = number(i, 0);
-    else if (a == "--bench-dir") o.bench_dir = value(i);
-    else if (a == "--python") o.python = value(i);
-    else if (a == "--config") o.config = value(i);
-    else if (a == "--side") o.side = value(i);
-    else if (a == "--mode") o.mode = value(i);
-    else if (a == "--omp-wait-policy") o.wait_policy = value(i);
-    else if (a == "--peak-seconds") o.peak_seconds = number(i, 0.01);
-    else if (a == "--worker") o.worker = true;
-    else if (a == "--device") o.device = value(i);
-    else if (a == "--tf32") o.tf32 = true;
-    else if (a == "--batch") o.batch = static_cast<int64_t>(number(i, 1));
-    else if (a == "--breakdown") o.breakdown_steps = static_cast<int>(number(i, 1));
-    else if (a == "--check-numerics") o.check_numerics = true;  // our worker: KERAS_CHECK_NUMERICS=1
-    else if (a == "--profile-overhead") o.profile_rounds = static_cast<int>(number(i, 1));
-    else if (a == "--profile-steps") o.profile_steps = static_cast<int>(number(i, 1));
-    else if (a == "--against") o.against = value(i);
-    else if (a == "--ort-python") o.ort_python = value(i);
-    else if (a == "--policy") o.policy = value(i);
-    else if (a == "-h" || a == "--help") std::printf("%s%s\n", kUsage, default_bench_dir().c_str()), std::exit(0);
-    else usage_error("unknown argument '" + a + "'");
-  }
-  if (o.side != "both" && o.side != "ours" && o.side != "torch") usage_error("--side: expected both, ours or torch, got '" + o.side + "'");
-  if (!o.mode.empty() && o.mode != "both" && o.mode != "train" && o.mode != "infer")
-    usage_error("--mode: expected both, train or infer, got '" + o.mode + "'");
-  if (!o.wait_policy.empty() && o.wait_policy != "passive" && o.wait_policy != "active")
-    usage_error("--omp-wait-policy: expected passive or active, got '" + o.wait_policy + "'");
-  if (o.policy != "float32" && o.policy != "mixed_bfloat16")
-    usage_error("--policy: expected float32 or mixed_bfloat16, got '" + o.policy + "'");
-  if (o.policy != "float32" && o.workload != "mlp" && o.workload != "cnn" && o.workload != "resnet")
-    usage_error("--policy " + o.policy + ": expected the workload mlp, cnn or resnet, got '" + o.workload + "'");
-  if (o.tf32 && o.device.empty()) usage_error("--tf32: expected --device cuda[:N] too, got no --device (TF32 is a GPU math mode)");
-  if (o.against != "torch" && o.against != "onnxruntime")
-    usage_error("--against: expected torch or onnxruntime, got '" + o.against + "'");
-  if (o.against == "onnxruntime") {
-    if (!o.mode.empty() && o.mode != "infer") usage_error("--against onnxruntime times inference only (--mode infer)");
-    o.mode = "infer";
-  }
-  if (o.config == "auto") {
-    __builtin_cpu_init();
-    o.config = __builtin_cpu_supports("avx512f") ? "tuned" : "openblas+malloc";
-  }
-  return o;
-}
 
 // with_config.sh's malloc settings of "tuned" (large blocks kept instead of returned).
 constexpr const char* kTunedMalloc = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296";
@@ -428,7 +297,7 @@ int run_driver(const Options& o, const bench::Workload& w) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o = parse(argc, argv);
+  Options o = bench::parse_options(argc, argv);
   try {
     bench::Workload w = bench::find_workload(o.workload);
     if (o.batch > 0) w.batch = o.batch;

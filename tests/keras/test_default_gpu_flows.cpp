@@ -1,0 +1,167 @@
+// Everyday Keras programs on a machine whose default device is the GPU, as a Keras user with one
+// runs them: nothing is moved by hand, the data comes from the host. Each program runs once with
+// the CPU as the process default and once with cuda:0 (SimulatedCuda on machines without a GPU:
+// then the two runs must agree bit for bit, and a tensor made on the wrong device is a DeviceError
+// here as on a real GPU). The H100 run of 2026-11-27 found fit's batch gather failing this way.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <keras/keras.h>
+#include <unistd.h>
+
+#include "support/simulated_device.h"
+
+namespace k = keras;
+namespace L = keras::layers;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The process default device for the span of a test, restored after it.
+class DefaultDevice {
+ public:
+  explicit DefaultDevice(k::Device device) { k::set_default_device(device); }
+  ~DefaultDevice() { k::reset_default_device(); }
+};
+
+struct HostData {
+  k::Tensor x, y;
+};
+
+// 120 samples of 6 features, 3 classes, made on the host as loaders make them.
+HostData host_data(uint64_t seed) {
+  k::DeviceScope host(k::Device::cpu());
+  k::Tensor x = k::random::normal({120, 6}, 0.0, 1.0, seed);
+  std::vector<float> v = x.to_vector<float>();
+  std::vector<int32_t> labels(120);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = v[i * 6] + v[i * 6 + 1] > 0.5f ? 2 : v[i * 6 + 2] > 0 ? 1 : 0;
+  return {x, k::Tensor::from_vector(labels, {120}, k::Device::cpu())};
+}
+
+std::shared_ptr<k::Model> functional_model() {
+  auto in = L::Input({6});
+  auto h = L::Dense({.units = 16, .activation = "relu"})(in);
+  h = L::BatchNormalization()(h);
+  h = L::Dropout({.rate = 0.2})(h);
+  auto out = L::Dense({.units = 3, .activation = "softmax"})(h);
+  return std::make_shared<k::Model>(in, out);
+}
+
+void compile(k::Model& model) {
+  model.compile({.optimizer = k::optimizers::Adam({.learning_rate = 1e-2}),
+                 .loss = "sparse_categorical_crossentropy",
+                 .metrics = {"accuracy", "sparse_top_k_categorical_accuracy"}});
+}
+
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() / ("default_gpu_" + std::to_string(::getpid()) + "_" + name);
+}
+
+// What a program leaves behind: its logs, its predictions and its weights, all on the host.
+struct Outcome {
+  std::vector<double> numbers;
+  k::TensorList tensors;
+};
+
+// fit with validation_data, class weights and callbacks (EarlyStopping restoring the best weights,
+// ReduceLROnPlateau, ModelCheckpoint keeping the best .keras file), then evaluate with sample
+// weights, predict, and the checkpoint loaded back and predicting.
+Outcome tensors_program() {
+  k::utils::set_random_seed(11);
+  HostData train = host_data(1), val = host_data(2);
+  auto model = functional_model();
+  compile(*model);
+  const fs::path best = scratch("best.keras");
+  k::History h = model->fit(
+      train.x, train.y,
+      {.batch_size = 16, .epochs = 4, .verbose = 0,
+       .callbacks = {k::callbacks::EarlyStopping({.patience = 1, .restore_best_weights = true}),
+                     k::callbacks::ReduceLROnPlateau({.patience = 1}),
+                     k::callbacks::ModelCheckpoint({.filepath = best.string(), .save_best_only = true})},
+       .validation_data = k::ValidationData{val.x, val.y},
+       .class_weight = {{0, 1.0}, {1, 2.0}, {2, 0.5}}});
+  Outcome o;
+  for (const auto& [name, values] : h.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
+  k::Tensor w = k::Tensor::full({120}, 0.5, k::DType::float32, k::Device::cpu());
+  for (const auto& [name, value] : model->evaluate(val.x, val.y, {.batch_size = 50, .verbose = 0, .sample_weight = w}).items())
+    o.numbers.push_back(value);
+  o.tensors.push_back(model->predict(val.x, {.batch_size = 33}));
+  auto restored = k::load_model(best.string());
+  fs::remove(best);
+  o.tensors.push_back(restored->predict(val.x, {.batch_size = 64}));
+  for (const auto& t : model->get_weights()) o.tensors.push_back(t);
+  return o;
+}
+
+// A tf.data-style pipeline (shuffle, map, batch, prefetch) into fit, evaluate and predict, with a
+// frozen first layer as in fine-tuning.
+Outcome dataset_program() {
+  k::utils::set_random_seed(12);
+  HostData train = host_data(3);
+  auto scale = [](const k::TensorList& e) { return k::TensorList{e[0] * 0.5, e[1]}; };
+  auto ds = k::data::Dataset::from_tensor_slices({train.x, train.y}).shuffle(120, 5).map(scale).batch(24).prefetch(2);
+  auto model = functional_model();
+  model->layers()[1]->set_trainable(false);
+  compile(*model);
+  k::History h = model->fit(ds, {.epochs = 2, .verbose = 0});
+  Outcome o;
+  for (const auto& [name, values] : h.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
+  for (const auto& [name, value] : model->evaluate(ds, {.verbose = 0}).items()) o.numbers.push_back(value);
+  o.tensors.push_back(model->predict(k::data::Dataset::from_tensor_slices({train.x}).batch(50)));
+  for (const auto& t : model->get_weights()) o.tensors.push_back(t);
+  return o;
+}
+
+// A custom training loop: GradientTape and optimizer->apply over host batches moved by hand.
+Outcome custom_loop_program() {
+  k::utils::set_random_seed(13);
+  HostData train = host_data(4);
+  auto model = functional_model();
+  auto optimizer = k::optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9});
+  auto loss_fn = k::losses::get("sparse_categorical_crossentropy");
+  Outcome o;
+  for (int64_t lo = 0; lo < 120; lo += 40) {
+    k::Tensor x = train.x.slice_batch(lo, lo + 40).to(model->device());
+    k::Tensor y = train.y.slice_batch(lo, lo + 40).to(model->device());
+    std::vector<k::Variable> vars = model->trainable_weights();
+    k::TensorList sources;
+    for (const auto& v : vars) sources.push_back(v.value());
+    k::GradientTape tape;
+    k::Tensor loss = (*loss_fn)(y, (*model)(x, k::CallArgs{.training = true}));
+    optimizer->apply(tape.gradient(loss, sources), vars);
+    o.numbers.push_back(loss.item());
+  }
+  for (const auto& t : model->get_weights()) o.tensors.push_back(t);
+  return o;
+}
+
+// Runs `program` with the CPU, then cuda:0, as the process default, and compares what it left.
+void expect_same_on_default_gpu(Outcome (*program)()) {
+  k::test_support::SimulatedCuda sim;
+  const double tol = sim.active() ? 0.0 : 1e-4;
+  Outcome cpu, gpu;
+  {
+    DefaultDevice d(k::Device::cpu());
+    cpu = program();
+  }
+  {
+    DefaultDevice d(k::Device::cuda(0));
+    gpu = program();
+  }
+  ASSERT_EQ(cpu.numbers.size(), gpu.numbers.size());
+  for (size_t i = 0; i < cpu.numbers.size(); ++i) EXPECT_NEAR(gpu.numbers[i], cpu.numbers[i], tol) << "number " << i;
+  ASSERT_EQ(cpu.tensors.size(), gpu.tensors.size());
+  for (size_t i = 0; i < cpu.tensors.size(); ++i) {
+    EXPECT_EQ(gpu.tensors[i].device(), k::Device::cpu()) << "tensor " << i << " is given back on the host";
+    std::vector<double> a = cpu.tensors[i].to_vector<double>(), b = gpu.tensors[i].to_vector<double>();
+    ASSERT_EQ(a.size(), b.size()) << "tensor " << i;
+    for (size_t j = 0; j < a.size(); ++j) ASSERT_NEAR(b[j], a[j], tol) << "tensor " << i << " element " << j;
+  }
+}
+
+}  // namespace
+
+TEST(DefaultGpu, TensorsWithCallbacksValidationAndCheckpoints) { expect_same_on_default_gpu(tensors_program); }
+TEST(DefaultGpu, DatasetPipelineAndFrozenLayer) { expect_same_on_default_gpu(dataset_program); }
+TEST(DefaultGpu, CustomTrainingLoop) { expect_same_on_default_gpu(custom_loop_program); }
