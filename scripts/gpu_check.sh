@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine lent by the device tool, from the project root, after
-# `bash ../shared/gpu/stage.sh` here filled .gpu/ (carry [".gpu"]): builds the CUDA build's
+# `bash ../shared/gpu/stage.sh` here filled .gpu/ (carry [".gpu"]) and `bash scripts/device_tree.sh hide`
+# brought the tree under the tool's 64 MiB (without stage.sh --data; restore it after the call): builds the CUDA build's
 # library, GPU tests and benchmark (.gpu/build.sh: sm_90, /tmp/build), runs the GPU tests,
 # then times our side and PyTorch's on the same card. Logs and results go to $OUT.
 #
@@ -18,7 +19,8 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 B=/tmp/build
 STEPS=${STEPS:-build test bench}
 gpu_tests=$(cd tests && ls backend/test_cuda*.cpp backend/test_nccl.cpp backend/test_simulated_device.cpp \
-            keras/test_placement*.cpp keras/test_device_training.cpp keras/test_default_gpu_flows.cpp 2>/dev/null | sed 's/\.cpp$//; s#/#_#g; s/^/test_/')
+            keras/test_placement*.cpp keras/test_device_training.cpp keras/test_default_gpu_flows.cpp \
+            keras/saving/test_keras_files_on_default_gpu.cpp 2>/dev/null | sed 's/\.cpp$//; s#/#_#g; s/^/test_/')
 if [ "${HARNESS:-0}" = 1 ]; then
   # First: the longest programs (the RNN harness) should not start last.
   gpu_tests="$(cd tests && { grep -rl 'support/layer_harness.h' layers | sort | grep -E 'rnn_layers|conv_lstm|attention_layers|conv_layers'
