@@ -39,18 +39,30 @@ if [[ $STEPS == *test* ]]; then
   # At most 8 files come back from the device: one summary, one log with every program's output.
   t0=$(date +%s); mkdir -p /tmp/tlogs
   : >$OUT/tests_gpu.txt; : >$OUT/tests_gpu_full.log
+  # Line-buffered, so that a program stopped by the time limit leaves what it printed; its exit
+  # status ends its log (124: the limit).
   run_one() {
     [ -x $B/tests/$1 ] || { echo "$1: not built" >/tmp/tlogs/$1.log; return 1; }
-    cd $B/tests && KERAS_DEVICE=cpu OMP_NUM_THREADS=2 KERAS_HARNESS_CHECKS=${HARNESS_CHECKS:-h} timeout 300 ./$1 --gtest_brief=1 >/tmp/tlogs/$1.log 2>&1
+    cd $B/tests && KERAS_DEVICE=cpu OMP_NUM_THREADS=2 KERAS_HARNESS_CHECKS=${HARNESS_CHECKS:-h} \
+      timeout ${TEST_TIMEOUT:-300} stdbuf -oL -eL ./$1 --gtest_brief=1 >/tmp/tlogs/$1.log 2>&1
+    echo "exit=$?" >>/tmp/tlogs/$1.log
   }
   export -f run_one; export B
-  echo $gpu_tests | tr ' ' '\n' | xargs -P ${TEST_JOBS:-6} -I{} bash -c 'run_one {}' || rc=1
+  echo $gpu_tests | tr ' ' '\n' | xargs -P ${TEST_JOBS:-6} -I{} bash -c 'run_one {}'
+  bad=0
   for t in $gpu_tests; do
     { echo "==== $t"; cat /tmp/tlogs/$t.log; } >>$OUT/tests_gpu_full.log
-    echo "$t: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]|not built' /tmp/tlogs/$t.log | grep -E 'tests?[,.]|not built' | tr '\n' ' ')" >>$OUT/tests_gpu.txt
+    status=$(grep -E '^exit=' /tmp/tlogs/$t.log | tail -1)
+    summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]|not built' /tmp/tlogs/$t.log | grep -E 'tests?[,.]|not built' | tr '\n' ' ')
+    if [ "$status" != exit=0 ]; then
+      bad=$((bad + 1))
+      [ -n "$status" ] && summary="$summary($status$([ "$status" = exit=124 ] && echo ': stopped by the time limit'))"
+    fi
+    echo "$t: $summary" >>$OUT/tests_gpu.txt
   done
-  grep -v ": \[  PASSED  \] [0-9]* tests\?\. $" $OUT/tests_gpu.txt
-  echo "gpu_check: $(grep -c . $OUT/tests_gpu.txt) test programs, $(grep -c FAILED $OUT/tests_gpu.txt) with failures, $(( $(date +%s) - t0 )) s"
+  [ $bad = 0 ] || rc=1
+  grep -v ": \[  PASSED  \] [0-9]* tests\?\. \($\|\[  SKIPPED\)" $OUT/tests_gpu.txt
+  echo "gpu_check: $(grep -c . $OUT/tests_gpu.txt) test programs, $bad failed or stopped, $(( $(date +%s) - t0 )) s"
   grep -B3 -A10 -E "Failure$|^\[  FAILED  \]" $OUT/tests_gpu_full.log | head -80
 fi
 if [[ $STEPS == *bench* ]]; then
@@ -76,15 +88,20 @@ PY
     batch=128; [ $w = resnet50 ] && batch=64
     for mode in train infer; do
       timeout 120 $B/apps/benchmark --workload $w --device cuda:0 --batch $batch --mode $mode --repeats ${REPEATS:-3} \
-        --warmup 10 --min-time ${MIN_TIME:-1} >>$R/ours.jsonl 2>>$OUT/bench_err.log || echo "ours $w $mode failed: $(tail -2 $OUT/bench_err.log)"
-      [ "${TF32:-0}" = 1 ] && { timeout 120 $B/apps/benchmark --workload $w --device cuda:0 --batch $batch --mode $mode --tf32 \
-        --repeats ${REPEATS:-3} --warmup 10 --min-time ${MIN_TIME:-1} >>$R/ours.jsonl 2>>$OUT/bench_err.log || echo "ours $w $mode tf32 failed"; }
+        --warmup 10 --min-time ${MIN_TIME:-1} >>$R/ours.jsonl 2>>$OUT/bench_err.log ||
+        { st=$?; rc=1; echo "ours $w $mode failed (exit $st): $(tail -2 $OUT/bench_err.log)" | tee -a $OUT/results.md; }
+      if [ "${TF32:-0}" = 1 ]; then
+        timeout 120 $B/apps/benchmark --workload $w --device cuda:0 --batch $batch --mode $mode --tf32 \
+          --repeats ${REPEATS:-3} --warmup 10 --min-time ${MIN_TIME:-1} >>$R/ours.jsonl 2>>$OUT/bench_err.log ||
+          { st=$?; rc=1; echo "ours $w $mode --tf32 failed (exit $st)" | tee -a $OUT/results.md; }
+      fi
     done
   done
   # A mixed-precision row of ours where POLICY names one (the CUDA kernels' half types are checked by it).
   if [ -n "${POLICY:-}" ]; then
     timeout 60 $B/apps/benchmark --workload cnn --device cuda:0 --batch 128 --mode train --policy $POLICY --repeats 2 \
-      --warmup 5 --min-time 0.5 >>$R/ours_policy.jsonl 2>>$OUT/bench_err.log || echo "ours cnn $POLICY failed: $(tail -2 $OUT/bench_err.log)" | tee -a $OUT/results.md
+      --warmup 5 --min-time 0.5 >>$R/ours_policy.jsonl 2>>$OUT/bench_err.log ||
+      { st=$?; rc=1; echo "ours cnn $POLICY failed (exit $st): $(tail -2 $OUT/bench_err.log)" | tee -a $OUT/results.md; }
   fi
   ws=$(echo ${BENCH:-mlp cnn resnet resnet50} | tr ' ' ',')
   timeout 300 python3 .gpu/bench/torch_gpu.py --workloads $ws --batches 128 --bf16 off >$R/torch_eager.jsonl 2>>$OUT/bench_err.log
@@ -102,8 +119,9 @@ if [[ $STEPS == *fashion* ]]; then
   # The Fashion-MNIST example on the default device (the first GPU), staged by stage.sh --data.
   t0=$(date +%s)
   export KERAS_DATASETS_DIR=/tmp/deps/usr/share/datasets
-  { echo "## fashion_mnist_cnn on the GPU"; echo '```'
-    (cd $B && timeout ${FASHION_TIMEOUT:-150} apps/fashion_mnist_cnn 2>&1 | tail -12)
-    echo '```'; echo "($(( $(date +%s) - t0 )) s)"; } | tee -a $OUT/results.md
+  (cd $B && timeout ${FASHION_TIMEOUT:-150} apps/fashion_mnist_cnn >/tmp/fashion.log 2>&1); status=$?
+  [ $status = 0 ] || rc=1
+  { echo "## fashion_mnist_cnn on the GPU"; echo '```'; tail -12 /tmp/fashion.log; echo '```'
+    echo "(exit $status, $(( $(date +%s) - t0 )) s)"; } | tee -a $OUT/results.md
 fi
 exit $rc

@@ -6,7 +6,9 @@ Usage: gpu_compare.py OURS.jsonl TORCH.jsonl [TORCH_COMPILED.jsonl ...]
 Prints a Markdown table: samples/s of ours and of each PyTorch mode, the ratio to the best
 PyTorch row, and peak GPU memory (ours: the caching allocator's peak bytes in use; PyTorch:
 torch.cuda.max_memory_allocated). Float32 rows only (we have no half types yet); ours run with
---tf32 get rows of their own, against the same PyTorch rows (whose cuDNN convolutions use TF32).
+--tf32 get rows of their own, against the same PyTorch rows. PyTorch's defaults use TF32 in cuDNN's
+convolutions only, ours under --tf32 in matmuls too: those rows compare for the convnets' convolutions,
+and mlp's TF32 row is not a like-for-like comparison.
 """
 import json
 import sys

@@ -101,7 +101,7 @@ Options parse_options(int argc, char** argv) {
     usage_error("--policy: expected float32 or mixed_bfloat16, got '" + o.policy + "'");
   if (o.policy != "float32" && o.workload != "mlp" && o.workload != "cnn" && o.workload != "resnet")
     usage_error("--policy " + o.policy + ": expected the workload mlp, cnn or resnet, got '" + o.workload + "'");
-  if (o.tf32 && o.device.empty()) usage_error("--tf32: expected --device cuda[:N] too, got no --device (TF32 is a GPU math mode)");
+  if (o.tf32 && o.device.empty()) usage_error("--tf32: expected --device cuda[:N] with it, got no --device. TF32 is a GPU math mode; add --device cuda:0.");
   if (o.against != "torch" && o.against != "onnxruntime")
     usage_error("--against: expected torch or onnxruntime, got '" + o.against + "'");
   if (o.against == "onnxruntime") {

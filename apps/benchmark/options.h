@@ -28,7 +28,9 @@ struct Options {
   bool worker = false;
   int64_t batch = 0;   // --batch: overrides the workload's batch size (0 = the workload's)
   std::string device;  // --device: time our side alone on that device (cuda:N); empty = the CPU driver
-  bool tf32 = false;   // --tf32: float32 matmuls and convolutions on the GPU in TF32 (PyTorch's cuDNN default)
+  // --tf32: float32 convolutions and matmuls on the GPU in TF32 (keras::cuda::set_allow_tf32).
+  // PyTorch's defaults use TF32 in cuDNN's convolutions only, so only convnet rows compare.
+  bool tf32 = false;
   int breakdown_steps = 0;
   bool check_numerics = false;  // our side runs with keras::debugging check-numerics on
   int profile_rounds = 0;

@@ -13,11 +13,12 @@ constexpr std::array<double, 3> kCaffeMean = {103.939, 116.779, 123.68};  // B, 
 constexpr std::array<double, 3> kTorchMean = {0.485, 0.456, 0.406};
 constexpr std::array<double, 3> kTorchStd = {0.229, 0.224, 0.225};
 
-// Three per-channel values shaped to broadcast against x along `axis` (1s elsewhere).
-Tensor per_channel(const std::array<double, 3>& v, int64_t ndim, int64_t axis, DType dtype) {
-  Shape shape(static_cast<size_t>(ndim), 1);
+// Three per-channel values shaped to broadcast against x along `axis` (1s elsewhere), on x's
+// device (not the default one: host images meet a GPU default on a machine with a GPU).
+Tensor per_channel(const std::array<double, 3>& v, const Tensor& x, int64_t axis) {
+  Shape shape(static_cast<size_t>(x.rank()), 1);
   shape[static_cast<size_t>(axis)] = 3;
-  return Tensor::from_vector(std::vector<double>(v.begin(), v.end()), Shape{3}).astype(dtype).view(shape);
+  return Tensor::from_vector(std::vector<double>(v.begin(), v.end()), Shape{3}, x.device()).astype(x.dtype()).view(shape);
 }
 
 }  // namespace
@@ -38,12 +39,12 @@ Tensor preprocess_input(const Tensor& input, const PreprocessOptions& o) {
                      "shape " + shape_str(x.shape()), "Mode \"" + o.mode + "\" works per colour channel.");
   if (o.mode == "torch") {
     x = x / 255.0;
-    x = x + -per_channel(kTorchMean, ndim, axis, x.dtype());
-    return x / per_channel(kTorchStd, ndim, axis, x.dtype());
+    x = x + -per_channel(kTorchMean, x, axis);
+    return x / per_channel(kTorchStd, x, axis);
   }
   // caffe: RGB -> BGR, then zero-centred by the BGR mean.
-  x = ops::take(x, Tensor::from_vector(std::vector<int64_t>{2, 1, 0}), static_cast<int>(axis));
-  return x + -per_channel(kCaffeMean, ndim, axis, x.dtype());
+  x = ops::take(x, Tensor::from_vector(std::vector<int64_t>{2, 1, 0}, Shape{3}, x.device()), static_cast<int>(axis));
+  return x + -per_channel(kCaffeMean, x, axis);
 }
 
 Shape obtain_input_shape(const std::string& where, const Shape& input_shape, int64_t default_size, int64_t min_size,

@@ -79,7 +79,7 @@ Tensor apply_class_weight(const Model& m, const TensorList& y, const Tensor& sam
     auto it = class_weight.find(static_cast<int64_t>(std::llround(cls[i])));
     w[i] = it == class_weight.end() ? 1.0f : static_cast<float>(it->second);
   }
-  return Tensor::from_vector(w);
+  return Tensor::from_vector(w, Shape{static_cast<int64_t>(w.size())}, y[0].device());  // beside the labels
 }
 
 // -1 is the "all batches" default; 0 or below -1 is a slip, not a request for no batches.

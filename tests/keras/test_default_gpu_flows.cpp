@@ -10,6 +10,7 @@
 #include <keras/keras.h>
 #include <unistd.h>
 
+#include "support/default_device.h"
 #include "support/simulated_device.h"
 
 namespace k = keras;
@@ -17,13 +18,6 @@ namespace L = keras::layers;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The process default device for the span of a test, restored after it.
-class DefaultDevice {
- public:
-  explicit DefaultDevice(k::Device device) { k::set_default_device(device); }
-  ~DefaultDevice() { k::reset_default_device(); }
-};
 
 struct HostData {
   k::Tensor x, y;
@@ -60,6 +54,7 @@ fs::path scratch(const std::string& name) {
 
 // What a program leaves behind: its logs, its predictions and its weights, all on the host.
 struct Outcome {
+  k::Device device;  // where the program's model ran
   std::vector<double> numbers;
   k::TensorList tensors;
 };
@@ -81,7 +76,7 @@ Outcome tensors_program() {
                      k::callbacks::ModelCheckpoint({.filepath = best.string(), .save_best_only = true})},
        .validation_data = k::ValidationData{val.x, val.y},
        .class_weight = {{0, 1.0}, {1, 2.0}, {2, 0.5}}});
-  Outcome o;
+  Outcome o{model->device()};
   for (const auto& [name, values] : h.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
   k::Tensor w = k::Tensor::full({120}, 0.5, k::DType::float32, k::Device::cpu());
   for (const auto& [name, value] : model->evaluate(val.x, val.y, {.batch_size = 50, .verbose = 0, .sample_weight = w}).items())
@@ -105,7 +100,7 @@ Outcome dataset_program() {
   model->layers()[1]->set_trainable(false);
   compile(*model);
   k::History h = model->fit(ds, {.epochs = 2, .verbose = 0});
-  Outcome o;
+  Outcome o{model->device()};
   for (const auto& [name, values] : h.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
   for (const auto& [name, value] : model->evaluate(ds, {.verbose = 0}).items()) o.numbers.push_back(value);
   o.tensors.push_back(model->predict(k::data::Dataset::from_tensor_slices({train.x}).batch(50)));
@@ -120,7 +115,7 @@ Outcome custom_loop_program() {
   auto model = functional_model();
   auto optimizer = k::optimizers::SGD({.learning_rate = 0.1, .momentum = 0.9});
   auto loss_fn = k::losses::get("sparse_categorical_crossentropy");
-  Outcome o;
+  Outcome o{model->device()};
   for (int64_t lo = 0; lo < 120; lo += 40) {
     k::Tensor x = train.x.slice_batch(lo, lo + 40).to(model->device());
     k::Tensor y = train.y.slice_batch(lo, lo + 40).to(model->device());
@@ -136,19 +131,35 @@ Outcome custom_loop_program() {
   return o;
 }
 
+// keras.applications' preprocess_input on host images, in every mode (its constants were made on
+// the default device).
+Outcome preprocess_program() {
+  k::Tensor images;
+  {
+    k::DeviceScope host(k::Device::cpu());
+    images = k::random::uniform({2, 4, 4, 3}, 0.0, 255.0, 21);
+  }
+  Outcome o{k::default_device()};
+  for (const char* mode : {"caffe", "tf", "torch"})
+    o.tensors.push_back(k::applications::imagenet_utils::preprocess_input(images, {.mode = mode}).to(k::Device::cpu()));
+  return o;
+}
+
 // Runs `program` with the CPU, then cuda:0, as the process default, and compares what it left.
 void expect_same_on_default_gpu(Outcome (*program)()) {
   k::test_support::SimulatedCuda sim;
   const double tol = sim.active() ? 0.0 : 1e-4;
-  Outcome cpu, gpu;
+  Outcome cpu{k::Device::cpu()}, gpu{k::Device::cpu()};
   {
-    DefaultDevice d(k::Device::cpu());
+    k::test_support::DefaultDeviceScope d(k::Device::cpu());
     cpu = program();
   }
   {
-    DefaultDevice d(k::Device::cuda(0));
+    k::test_support::DefaultDeviceScope d(k::Device::cuda(0));
     gpu = program();
   }
+  EXPECT_EQ(cpu.device, k::Device::cpu());
+  EXPECT_EQ(gpu.device, k::Device::cuda(0)) << "the program ran on the default device";
   ASSERT_EQ(cpu.numbers.size(), gpu.numbers.size());
   for (size_t i = 0; i < cpu.numbers.size(); ++i) EXPECT_NEAR(gpu.numbers[i], cpu.numbers[i], tol) << "number " << i;
   ASSERT_EQ(cpu.tensors.size(), gpu.tensors.size());
@@ -165,3 +176,4 @@ void expect_same_on_default_gpu(Outcome (*program)()) {
 TEST(DefaultGpu, TensorsWithCallbacksValidationAndCheckpoints) { expect_same_on_default_gpu(tensors_program); }
 TEST(DefaultGpu, DatasetPipelineAndFrozenLayer) { expect_same_on_default_gpu(dataset_program); }
 TEST(DefaultGpu, CustomTrainingLoop) { expect_same_on_default_gpu(custom_loop_program); }
+TEST(DefaultGpu, PreprocessInputOnHostImages) { expect_same_on_default_gpu(preprocess_program); }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <keras/keras.h>
 
+#include "support/default_device.h"
 #include "support/simulated_device.h"
 
 namespace k = keras;
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct TrainRun {
+  k::Device device;  // where the model ran
   k::TensorList weights;
   k::History history;
   k::Logs eval;
@@ -62,6 +64,7 @@ TrainRun train(std::optional<k::Device> device) {
     y = labels(96, 2);
   }
   TrainRun r;
+  r.device = model->device();
   r.history = model->fit(x, y, {.batch_size = 32, .epochs = 3, .verbose = 0, .shuffle = true});
   r.eval = model->evaluate(x, y, {.batch_size = 48, .verbose = 0});
   r.predictions = model->predict(x, {.batch_size = 40, .verbose = 0});
@@ -93,11 +96,6 @@ void expect_same_run(const TrainRun& cpu, const TrainRun& gpu, double tol) {
   EXPECT_LE(max_diff(gpu.predictions, cpu.predictions), tol);
 }
 
-// Restores the process default device, whatever the test set.
-struct DefaultDeviceGuard {
-  ~DefaultDeviceGuard() { k::reset_default_device(); }
-};
-
 }  // namespace
 
 TEST(DeviceTraining, FitEvaluatePredictMatchTheCpu) {
@@ -111,9 +109,10 @@ TEST(DeviceTraining, FitEvaluatePredictMatchTheCpu) {
 TEST(DeviceTraining, GpuAsTheProcessDefaultTrainsOnHostData) {
   k::test_support::SimulatedCuda sim;
   TrainRun cpu = train(k::Device::cpu());
-  DefaultDeviceGuard restore;
-  k::set_default_device(k::Device::cuda(0));
-  expect_same_run(cpu, train(std::nullopt), sim.active() ? 0.0 : 1e-4);
+  k::test_support::DefaultDeviceScope gpu_default(k::Device::cuda(0));
+  TrainRun gpu = train(std::nullopt);
+  EXPECT_EQ(gpu.device, k::Device::cuda(0)) << "built on the default device";
+  expect_same_run(cpu, gpu, sim.active() ? 0.0 : 1e-4);
 }
 
 TEST(DeviceTraining, TwoRunsAreBitIdenticalWithOpDeterminism) {

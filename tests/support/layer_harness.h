@@ -7,7 +7,8 @@
 //       .weight_shapes = {{5, 4}, {4}},
 //   });
 //
-// Checks, each on fresh layers from `make` (failures are reported through gtest, tagged a-g):
+// Checks, each on fresh layers from `make` (failures are reported through gtest, tagged a-i;
+// KERAS_HARNESS_CHECKS=<letters> runs only those, e.g. "h" on a GPU machine):
 //  (a) eager output shapes == compute_output_shape (concrete and unknown batch) == the symbolic
 //      call's KerasTensor shapes, and the symbolically built layer runs eagerly alike;
 //  (b) weight count, shapes, trainable count and unique "<layer>/<weight>" paths;
@@ -323,11 +324,16 @@ inline void check_on_device(const LayerHarnessSpec& s, const CallArgs& args) {
 
 }  // namespace harness_detail
 
-// KERAS_HARNESS_CHECKS=<letters> runs only those checks ("h" on a GPU machine, where CI has run
-// the CPU's); unset, all of them.
+// KERAS_HARNESS_CHECKS=<letters from a-i> runs only those checks ("h" on a GPU machine, where CI
+// has run the CPU's); unset or empty, all of them. Any other letter fails the test, so that a typo
+// cannot skip every check.
 inline bool harness_check_wanted(char check) {
   const char* only = std::getenv("KERAS_HARNESS_CHECKS");
-  return only == nullptr || std::strchr(only, check) != nullptr;
+  if (only == nullptr || *only == '\0') return true;
+  for (const char* c = only; *c; ++c)
+    if (*c < 'a' || *c > 'i')
+      ADD_FAILURE() << "KERAS_HARNESS_CHECKS: expected letters from a to i, got '" << only << "'. Unset it to run every check.";
+  return std::strchr(only, check) != nullptr;
 }
 
 // Runs checks (a)-(i) of the header comment on `spec` (those KERAS_HARNESS_CHECKS names).

@@ -1,9 +1,10 @@
-// What a layer-harness case is (LayerHarnessSpec) and the inputs, targets and losses the
-// checks of support/layer_harness.h build from it.
+// What a layer-harness case is (LayerHarnessSpec), and the pieces the checks of
+// support/layer_harness.h share: inputs, targets and losses built from a case, bitwise
+// comparison, and ScopedRebind (weights seen as inputs by the gradient check).
 #pragma once
-#include <gtest/gtest.h>
-
+#include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
