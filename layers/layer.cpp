@@ -292,6 +292,21 @@ TensorList CallContext::keyword(const TensorList& inputs, const std::string& nam
   return out;
 }
 
+namespace {
+// Keras moves host data to where a layer computes (a NumPy array into a layer on the GPU). Model
+// steps place whole batches before their layers see them; this covers eager calls on host
+// tensors, such as an adapted preprocessing layer in a Dataset map where the default device is a
+// GPU. Masks go along.
+void move_host_inputs(TensorList& xs, Device device) {
+  for (auto& x : xs)
+    if (x.defined() && x.device() == Device::cpu()) {
+      Tensor moved = x.to(device);
+      if (x.keras_mask().defined()) moved.set_keras_mask(x.keras_mask().to(device));
+      x = moved;
+    }
+}
+}  // namespace
+
 Tensor Layer::operator()(const Tensor& x, CallArgs args) {
   TensorList out = (*this)(TensorList{x}, args);
   if (out.size() != 1)
@@ -301,8 +316,14 @@ Tensor Layer::operator()(const Tensor& x, CallArgs args) {
 
 TensorList Layer::operator()(const TensorList& xs_given, CallArgs args) {
   check_keywords(*this, xs_given.size(), args);
-  // Keras's autocast: floating inputs in the compute dtype, masks kept.
   TensorList xs = xs_given;
+  // Off the CPU-only path (the default is the CPU there and inside a CPU model's steps): host
+  // inputs follow the layer's weights to their device.
+  if (!own_weights_.empty() && default_device() != Device::cpu()) {
+    const Device home = own_weights_.front().variable.value().device();
+    if (home != Device::cpu()) move_host_inputs(xs, home);
+  }
+  // Keras's autocast: floating inputs in the compute dtype, masks kept.
   if (autocast_inputs_)
     for (auto& x : xs)
       if (x.defined() && policy_.casts_input(x.dtype())) {

@@ -90,12 +90,15 @@ Outcome tensors_program() {
 }
 
 // A tf.data-style pipeline (shuffle, map, batch, prefetch) into fit, evaluate and predict, with a
-// frozen first layer as in fine-tuning.
+// frozen first layer as in fine-tuning; the map applies a Normalization layer adapted on the
+// host data, as Keras's preprocessing guide does.
 Outcome dataset_program() {
   k::utils::set_random_seed(12);
   HostData train = host_data(3);
-  auto scale = [](const k::TensorList& e) { return k::TensorList{e[0] * 0.5, e[1]}; };
-  auto ds = k::data::Dataset::from_tensor_slices({train.x, train.y}).shuffle(120, 5).map(scale).batch(24).prefetch(2);
+  L::Normalization norm;
+  k::adapt(*norm, k::data::Dataset::from_tensor_slices({train.x}).batch(32));
+  auto preprocess = [norm](const k::TensorList& e) { return k::TensorList{(*norm)(e[0]) * 0.5, e[1]}; };
+  auto ds = k::data::Dataset::from_tensor_slices({train.x, train.y}).shuffle(120, 5).batch(24).map(preprocess, 2).prefetch(2);
   auto model = functional_model();
   model->layers()[1]->set_trainable(false);
   compile(*model);
