@@ -134,6 +134,62 @@ Outcome custom_loop_program() {
   return o;
 }
 
+// A text model: padded token ids from the host into Embedding(mask_zero), a masked LSTM, causal
+// self-attention, masked pooling and a softmax head.
+Outcome text_program() {
+  k::utils::set_random_seed(14);
+  std::vector<int32_t> ids(16 * 10, 0);
+  std::vector<int32_t> labels(16);
+  for (int i = 0; i < 16; ++i) {
+    const int len = 3 + i % 7;
+    for (int t = 0; t < len; ++t) ids[static_cast<size_t>(i * 10 + t)] = 1 + (i * 7 + t * 3) % 19;
+    labels[static_cast<size_t>(i)] = len % 2;
+  }
+  const k::Tensor x = k::Tensor::from_vector(ids, {16, 10}, k::Device::cpu());
+  const k::Tensor y = k::Tensor::from_vector(labels, {16}, k::Device::cpu());
+  auto in = L::Input({10}, {.dtype = "int32"});
+  auto h = L::Embedding({.input_dim = 20, .output_dim = 8, .mask_zero = true})(in);
+  h = L::LSTM({.units = 8, .return_sequences = true})(h);
+  k::CallArgs causal;
+  causal.options = {{"use_causal_mask", true}};
+  h = L::MultiHeadAttention({.num_heads = 2, .key_dim = 4})(std::vector<k::KerasTensor>{h, h}, causal)[0];
+  auto out = L::Dense({.units = 2, .activation = "softmax"})(L::GlobalAveragePooling1D()(h));
+  auto model = std::make_shared<k::Model>(in, out);
+  compile(*model);
+  k::History hist = model->fit(x, y, {.batch_size = 4, .epochs = 2, .verbose = 0});
+  Outcome o{model->device()};
+  for (const auto& [name, values] : hist.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
+  o.tensors.push_back(model->predict(x, {.batch_size = 5}));
+  for (const auto& t : model->get_weights()) o.tensors.push_back(t);
+  return o;
+}
+
+// The logging and recovery callbacks: TensorBoard with weight histograms, CSVLogger,
+// BackupAndRestore, TerminateOnNaN and a learning-rate schedule.
+Outcome logging_callbacks_program() {
+  k::utils::set_random_seed(15);
+  HostData train = host_data(5);
+  auto model = functional_model();
+  compile(*model);
+  const fs::path dir = scratch("logs");
+  k::History h = model->fit(
+      train.x, train.y,
+      {.batch_size = 32, .epochs = 2, .verbose = 0,
+       .callbacks = {k::callbacks::TensorBoard({.log_dir = (dir / "tb").string(), .histogram_freq = 1}),
+                     k::callbacks::CSVLogger((dir / "log.csv").string()),
+                     k::callbacks::BackupAndRestore({.backup_dir = (dir / "backup").string()}),
+                     k::callbacks::TerminateOnNaN(),
+                     k::callbacks::LearningRateScheduler([](int epoch, double lr) { return epoch ? lr * 0.5 : lr; })},
+       .validation_split = 0.25});
+  EXPECT_TRUE(fs::exists(dir / "log.csv"));
+  EXPECT_TRUE(fs::exists(dir / "tb" / "train"));
+  fs::remove_all(dir);
+  Outcome o{model->device()};
+  for (const auto& [name, values] : h.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
+  for (const auto& t : model->get_weights()) o.tensors.push_back(t);
+  return o;
+}
+
 // keras.applications' preprocess_input on host images, in every mode (its constants were made on
 // the default device).
 Outcome preprocess_program() {
@@ -180,3 +236,5 @@ TEST(DefaultGpu, TensorsWithCallbacksValidationAndCheckpoints) { expect_same_on_
 TEST(DefaultGpu, DatasetPipelineAndFrozenLayer) { expect_same_on_default_gpu(dataset_program); }
 TEST(DefaultGpu, CustomTrainingLoop) { expect_same_on_default_gpu(custom_loop_program); }
 TEST(DefaultGpu, PreprocessInputOnHostImages) { expect_same_on_default_gpu(preprocess_program); }
+TEST(DefaultGpu, TextModelWithMasksAndCausalAttention) { expect_same_on_default_gpu(text_program); }
+TEST(DefaultGpu, LoggingAndRecoveryCallbacks) { expect_same_on_default_gpu(logging_callbacks_program); }
