@@ -70,7 +70,7 @@ TensorList AttentionImpl::call(const TensorList& inputs, const CallContext& ctx)
                            generator(options_.seed ? std::optional<uint64_t>(static_cast<uint64_t>(*options_.seed)) : std::nullopt));
   Tensor out = ops::matmul(weights, value);
   if (Tensor query_mask = ctx.mask(0); query_mask.defined())
-    out = ops::where(ops::expand_dims(query_mask, -1), out, Tensor::zeros({}, out.dtype()));
+    out = ops::where(ops::expand_dims(query_mask, -1), out, Tensor::zeros({}, out.dtype(), out.device()));
   if (attention::call_flag(ctx.options, "return_attention_scores")) return {out, weights};
   return {out};
 }

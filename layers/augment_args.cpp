@@ -94,10 +94,10 @@ std::vector<float> uniform_draws(Generator& gen, int64_t n, double lo, double hi
   return random::uniform({n}, lo, hi, gen, DType::float32).to_vector<float>();
 }
 
-Tensor transform_rows(const std::vector<std::array<float, 8>>& rows) {
+Tensor transform_rows(const std::vector<std::array<float, 8>>& rows, Device device) {
   std::vector<float> flat;
   for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
-  return Tensor::from_vector(flat, {static_cast<int64_t>(rows.size()), 8});
+  return Tensor::from_vector(flat, {static_cast<int64_t>(rows.size()), 8}, device);
 }
 
 json seed_to_json(const std::optional<int64_t>& seed) { return seed ? json(*seed) : json(nullptr); }

@@ -78,8 +78,9 @@ int64_t default_seed();
 // `n` float32 draws uniform in [lo, hi) from `gen` (lo == hi gives lo exactly).
 std::vector<float> uniform_draws(Generator& gen, int64_t n, double lo, double hi);
 
-// (n, 8) float32 transforms for ops::affine_transform from rows [a0 a1 a2 b0 b1 b2 c0 c1].
-Tensor transform_rows(const std::vector<std::array<float, 8>>& rows);
+// (n, 8) float32 transforms for ops::affine_transform from rows [a0 a1 a2 b0 b1 b2 c0 c1], on
+// `device` (the images').
+Tensor transform_rows(const std::vector<std::array<float, 8>>& rows, Device device);
 
 // A seed as Keras writes it (null when unset), and back.
 json seed_to_json(const std::optional<int64_t>& seed);

@@ -34,7 +34,7 @@ Tensor flip_time(const Tensor& x) {
   const int64_t steps = x.shape()[1];
   std::vector<int64_t> order(static_cast<size_t>(steps));
   for (int64_t t = 0; t < steps; ++t) order[static_cast<size_t>(t)] = steps - 1 - t;
-  return ops::take(x, Tensor::from_vector(order, {steps}), 1);
+  return ops::take(x, Tensor::from_vector(order, {steps}, x.device()), 1);
 }
 
 }  // namespace

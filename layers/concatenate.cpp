@@ -74,7 +74,7 @@ TensorList ConcatenateImpl::compute_mask(const TensorList& inputs, const TensorL
   TensorList wide;  // each input's mask as float32 {0, 1} of the input's shape
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& m = i < masks.size() ? masks[i] : Tensor();
-    if (!m.defined()) wide.push_back(Tensor::ones(inputs[i].shape()));
+    if (!m.defined()) wide.push_back(Tensor::ones(inputs[i].shape(), DType::float32, inputs[i].device()));
     else if (m.rank() < inputs[i].rank()) wide.push_back(ops::broadcast_to(ops::expand_dims(masks::as_float(m), -1), inputs[i].shape()));
     else wide.push_back(masks::as_float(m));
   }

@@ -1,5 +1,6 @@
 #include "layers/layer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <unordered_set>
@@ -317,11 +318,13 @@ Tensor Layer::operator()(const Tensor& x, CallArgs args) {
 TensorList Layer::operator()(const TensorList& xs_given, CallArgs args) {
   check_keywords(*this, xs_given.size(), args);
   TensorList xs = xs_given;
-  // Off the CPU-only path (the default is the CPU there and inside a CPU model's steps): host
-  // inputs follow the layer's weights to their device.
-  if (!own_weights_.empty() && default_device() != Device::cpu()) {
-    const Device home = own_weights_.front().variable.value().device();
-    if (home != Device::cpu()) move_host_inputs(xs, home);
+  // Host inputs follow the layer's weights (its sublayers' too: an RNN's are its cell's) to their
+  // device. Looked at only off the CPU-only path (the default is the CPU there and inside a CPU
+  // model's steps) and for host inputs, which a GPU model's steps never pass.
+  if (default_device() != Device::cpu() &&
+      std::any_of(xs.begin(), xs.end(), [](const Tensor& x) { return x.defined() && x.device() == Device::cpu(); })) {
+    const std::vector<Variable> vars = weights();
+    if (!vars.empty() && vars.front().value().device() != Device::cpu()) move_host_inputs(xs, vars.front().value().device());
   }
   // Keras's autocast: floating inputs in the compute dtype, masks kept.
   if (autocast_inputs_)

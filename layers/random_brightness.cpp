@@ -25,7 +25,7 @@ TensorList RandomBrightnessImpl::call(const TensorList& inputs, const CallContex
   const double lo = options_.value_range[0], hi = options_.value_range[1];
   std::vector<float> d = uniform_draws(generator(seed_for_generator(options_.seed)), n, range_.first, range_.second);
   for (float& v : d) v *= static_cast<float>(hi - lo);
-  Tensor delta = Tensor::from_vector(d, {n, 1, 1, 1});
+  Tensor delta = Tensor::from_vector(d, {n, 1, 1, 1}, x.device());
   if (x.dtype() != DType::float32) delta = ops::cast(delta, x.dtype());
   return {restore_rank(ops::clip(ops::add(x, delta), lo, hi), inputs[0].rank())};
 }

@@ -21,7 +21,7 @@ TensorList RandomContrastImpl::call(const TensorList& inputs, const CallContext&
   const int64_t n = x.dim(0);
   std::vector<float> f = uniform_draws(generator(seed_for_generator(options_.seed)), n, 1.0 - range_.first,
                                        1.0 + range_.second);
-  Tensor factor = Tensor::from_vector(f, {n, 1, 1, 1});
+  Tensor factor = Tensor::from_vector(f, {n, 1, 1, 1}, x.device());
   if (x.dtype() != DType::float32) factor = ops::cast(factor, x.dtype());
   Tensor mean = ops::mean(x, {1, 2}, /*keepdims=*/true);
   Tensor y = ops::add(ops::multiply(ops::subtract(x, mean), factor), mean);

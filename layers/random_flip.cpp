@@ -35,7 +35,7 @@ TensorList RandomFlipImpl::call(const TensorList& inputs, const CallContext& ctx
   Tensor flipped = x;
   if (options_.mode != "vertical") flipped = flip_images(flipped, 2);
   if (options_.mode != "horizontal") flipped = flip_images(flipped, 1);
-  Tensor mask = Tensor::from_vector(flips, {n, 1, 1, 1});
+  Tensor mask = Tensor::from_vector(flips, {n, 1, 1, 1}, x.device());
   return {restore_rank(ops::where(mask, flipped, x), inputs[0].rank())};
 }
 

@@ -37,7 +37,7 @@ TensorList RandomRotationImpl::call(const TensorList& inputs, const CallContext&
                                             range_.second * 360.0);
   std::vector<std::array<float, 8>> rows;
   for (float a : angles) rows.push_back(rotation_transform(a, h, w));
-  Tensor y = ops::affine_transform(x, transform_rows(rows), options_.interpolation, options_.fill_mode, options_.fill_value);
+  Tensor y = ops::affine_transform(x, transform_rows(rows, x.device()), options_.interpolation, options_.fill_mode, options_.fill_value);
   return {restore_rank(y, inputs[0].rank())};
 }
 

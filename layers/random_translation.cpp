@@ -40,7 +40,7 @@ TensorList RandomTranslationImpl::call(const TensorList& inputs, const CallConte
   const auto h = static_cast<float>(x.dim(1)), w = static_cast<float>(x.dim(2));
   std::vector<std::array<float, 8>> rows;
   for (int64_t i = 0; i < n; ++i) rows.push_back({1.0f, 0.0f, -(dx[i] * w), 0.0f, 1.0f, -(dy[i] * h), 0.0f, 0.0f});
-  Tensor y = ops::affine_transform(x, transform_rows(rows), options_.interpolation, options_.fill_mode, options_.fill_value);
+  Tensor y = ops::affine_transform(x, transform_rows(rows, x.device()), options_.interpolation, options_.fill_mode, options_.fill_value);
   return {restore_rank(y, inputs[0].rank())};
 }
 

@@ -42,7 +42,7 @@ TensorList RandomZoomImpl::call(const TensorList& inputs, const CallContext& ctx
   std::vector<std::array<float, 8>> rows;
   for (int64_t i = 0; i < n; ++i)
     rows.push_back({zw[i], 0.0f, cx * (1.0f - zw[i]), 0.0f, zh[i], cy * (1.0f - zh[i]), 0.0f, 0.0f});
-  Tensor y = ops::affine_transform(x, transform_rows(rows), options_.interpolation, options_.fill_mode, options_.fill_value);
+  Tensor y = ops::affine_transform(x, transform_rows(rows, x.device()), options_.interpolation, options_.fill_mode, options_.fill_value);
   return {restore_rank(y, inputs[0].rank())};
 }
 

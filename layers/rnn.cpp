@@ -127,7 +127,7 @@ RNNImpl::SequenceResult RNNImpl::run_sequence(const Tensor& x, TensorList states
   if (mask.defined()) {
     if (mask.shape() != Shape{batch, steps})
       fail<ShapeError>(where() + " mask", "shape " + shape_str({batch, steps}), shape_str(mask.shape()));
-    keep = mask.dtype() == DType::boolean ? mask : ops::not_equal(mask, Tensor::zeros(mask.shape(), mask.dtype()));
+    keep = mask.dtype() == DType::boolean ? mask : ops::not_equal(mask, Tensor::zeros(mask.shape(), mask.dtype(), mask.device()));
   }
   SequenceResult r;
   if (auto fused = cell_->fused_sequence(training)) {
@@ -152,7 +152,7 @@ RNNImpl::SequenceResult RNNImpl::run_sequence(const Tensor& x, TensorList states
   cell_->reset_dropout_masks();
   TensorList outputs;
   const Shape output_shape = cell_->step_output_shape(step_shape(x.shape()));
-  Tensor previous = Tensor::zeros(output_shape, x.dtype());
+  Tensor previous = Tensor::zeros(output_shape, x.dtype(), x.device());
   Shape mask_shape(output_shape.size(), 1);  // (batch, 1, ...): broadcasts over a step's output
   mask_shape[0] = batch;
   for (int64_t k = 0; k < steps; ++k) {
@@ -161,7 +161,7 @@ RNNImpl::SequenceResult RNNImpl::run_sequence(const Tensor& x, TensorList states
     if (keep.defined()) {
       Tensor m = ops::slice(keep, {0, t}, {batch, 1});
       Tensor m_out = ops::reshape(m, mask_shape);
-      output = ops::where(m_out, output, args_.zero_output_for_mask ? Tensor::zeros(output.shape(), output.dtype()) : previous);
+      output = ops::where(m_out, output, args_.zero_output_for_mask ? Tensor::zeros(output.shape(), output.dtype(), output.device()) : previous);
       for (size_t i = 0; i < next.size(); ++i) {
         Shape state_mask(next[i].rank(), 1);
         state_mask[0] = batch;
@@ -187,7 +187,7 @@ TensorList RNNImpl::call_with_state(const Tensor& sequences, const TensorList& s
 }
 
 void RNNImpl::reset_states() {
-  for (auto& s : states_) s = Tensor::zeros(s.shape());
+  for (auto& s : states_) s = Tensor::zeros(s.shape(), s.dtype(), s.device());
 }
 
 void RNNImpl::update_paths(const std::string& prefix) {

@@ -27,7 +27,7 @@ const TensorList& RNNCell::dropout_masks(TensorList& slot, const Tensor& like, d
                                           std::optional<int64_t> seed) {
   if (slot.empty() && rate > 0.0 && rate < 1.0) {
     Generator& gen = generator(seed ? std::optional<uint64_t>(static_cast<uint64_t>(*seed)) : std::nullopt);
-    for (int i = 0; i < count; ++i) slot.push_back(ops::dropout(Tensor::ones(like.shape()), rate, gen));
+    for (int i = 0; i < count; ++i) slot.push_back(ops::dropout(Tensor::ones(like.shape(), DType::float32, like.device()), rate, gen));
   }
   return slot;
 }
