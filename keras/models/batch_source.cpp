@@ -43,7 +43,11 @@ std::optional<BatchData> TensorBatches::next() {
     // trains on host data too: fit moves each batch after it is gathered).
     const std::vector<int64_t> rows(order_.begin() + lo, order_.begin() + hi);
     const Shape shape{hi - lo};
-    auto gather = [&](const Tensor& t) { return ops::take(t, Tensor::from_vector(rows, shape, t.device()), 0); };
+    Tensor idx;  // made again only for a source on another device
+    auto gather = [&](const Tensor& t) {
+      if (!idx.defined() || idx.device() != t.device()) idx = Tensor::from_vector(rows, shape, t.device());
+      return ops::take(t, idx, 0);
+    };
     for (const auto& t : x_) b.x.push_back(gather(t));
     for (const auto& t : y_) b.y.push_back(gather(t));
     if (sw_.defined()) b.sample_weight = gather(sw_);

@@ -59,6 +59,14 @@ struct Outcome {
   k::TensorList tensors;
 };
 
+// What fit left: where the model ran, every epoch's logs and the trained weights.
+Outcome after_fit(const k::Model& model, const k::History& history) {
+  Outcome o{model.device()};
+  for (const auto& [name, values] : history.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
+  for (const auto& t : model.get_weights()) o.tensors.push_back(t);
+  return o;
+}
+
 // fit with validation_data, class weights and callbacks (EarlyStopping restoring the best weights,
 // ReduceLROnPlateau, ModelCheckpoint keeping the best .keras file), then evaluate with sample
 // weights, predict, and the checkpoint loaded back and predicting.
@@ -76,8 +84,7 @@ Outcome tensors_program() {
                      k::callbacks::ModelCheckpoint({.filepath = best.string(), .save_best_only = true})},
        .validation_data = k::ValidationData{val.x, val.y},
        .class_weight = {{0, 1.0}, {1, 2.0}, {2, 0.5}}});
-  Outcome o{model->device()};
-  for (const auto& [name, values] : h.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
+  Outcome o = after_fit(*model, h);
   k::Tensor w = k::Tensor::full({120}, 0.5, k::DType::float32, k::Device::cpu());
   for (const auto& [name, value] : model->evaluate(val.x, val.y, {.batch_size = 50, .verbose = 0, .sample_weight = w}).items())
     o.numbers.push_back(value);
@@ -85,7 +92,6 @@ Outcome tensors_program() {
   auto restored = k::load_model(best.string());
   fs::remove(best);
   o.tensors.push_back(restored->predict(val.x, {.batch_size = 64}));
-  for (const auto& t : model->get_weights()) o.tensors.push_back(t);
   return o;
 }
 
@@ -103,11 +109,9 @@ Outcome dataset_program() {
   model->layers()[1]->set_trainable(false);
   compile(*model);
   k::History h = model->fit(ds, {.epochs = 2, .verbose = 0});
-  Outcome o{model->device()};
-  for (const auto& [name, values] : h.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
+  Outcome o = after_fit(*model, h);
   for (const auto& [name, value] : model->evaluate(ds, {.verbose = 0}).items()) o.numbers.push_back(value);
   o.tensors.push_back(model->predict(k::data::Dataset::from_tensor_slices({train.x}).batch(50)));
-  for (const auto& t : model->get_weights()) o.tensors.push_back(t);
   return o;
 }
 
@@ -157,10 +161,8 @@ Outcome text_program() {
   auto model = std::make_shared<k::Model>(in, out);
   compile(*model);
   k::History hist = model->fit(x, y, {.batch_size = 4, .epochs = 2, .verbose = 0});
-  Outcome o{model->device()};
-  for (const auto& [name, values] : hist.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
+  Outcome o = after_fit(*model, hist);
   o.tensors.push_back(model->predict(x, {.batch_size = 5}));
-  for (const auto& t : model->get_weights()) o.tensors.push_back(t);
   return o;
 }
 
@@ -184,10 +186,7 @@ Outcome logging_callbacks_program() {
   EXPECT_TRUE(fs::exists(dir / "log.csv"));
   EXPECT_TRUE(fs::exists(dir / "tb" / "train"));
   fs::remove_all(dir);
-  Outcome o{model->device()};
-  for (const auto& [name, values] : h.history()) o.numbers.insert(o.numbers.end(), values.begin(), values.end());
-  for (const auto& t : model->get_weights()) o.tensors.push_back(t);
-  return o;
+  return after_fit(*model, h);
 }
 
 // Augmentation in a Dataset map over host images, as Keras's guides do it (weightless layers:

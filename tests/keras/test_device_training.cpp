@@ -13,9 +13,11 @@
 
 #include "support/default_device.h"
 #include "support/simulated_device.h"
+#include "support/tensor_compare.h"
 
 namespace k = keras;
 namespace fs = std::filesystem;
+using keras::testing::max_abs_difference;
 
 namespace {
 
@@ -72,19 +74,11 @@ TrainRun train(std::optional<k::Device> device) {
   return r;
 }
 
-double max_diff(const k::Tensor& a, const k::Tensor& b) {
-  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
-  EXPECT_EQ(x.size(), y.size());
-  double d = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) d = std::max(d, std::abs(x[i] - y[i]));
-  return d;
-}
-
 void expect_same_run(const TrainRun& cpu, const TrainRun& gpu, double tol) {
   ASSERT_EQ(cpu.weights.size(), gpu.weights.size());
   for (size_t i = 0; i < cpu.weights.size(); ++i) {
     EXPECT_EQ(gpu.weights[i].device(), k::Device::cpu()) << "get_weights returns host copies";
-    EXPECT_LE(max_diff(gpu.weights[i], cpu.weights[i]), tol) << "weight " << i;
+    EXPECT_LE(max_abs_difference(gpu.weights[i], cpu.weights[i]), tol) << "weight " << i;
   }
   for (const auto& [name, values] : cpu.history.history()) {
     ASSERT_TRUE(gpu.history.history().count(name)) << name;
@@ -93,7 +87,7 @@ void expect_same_run(const TrainRun& cpu, const TrainRun& gpu, double tol) {
   }
   for (const auto& [name, value] : cpu.eval.items()) EXPECT_NEAR(gpu.eval.at(name), value, std::max(tol, 1e-12)) << name;
   EXPECT_EQ(gpu.predictions.device(), k::Device::cpu()) << "predict returns host tensors";
-  EXPECT_LE(max_diff(gpu.predictions, cpu.predictions), tol);
+  EXPECT_LE(max_abs_difference(gpu.predictions, cpu.predictions), tol);
 }
 
 }  // namespace
@@ -119,7 +113,7 @@ TEST(DeviceTraining, TwoRunsAreBitIdenticalWithOpDeterminism) {
   k::test_support::SimulatedCuda sim;
   k::utils::enable_op_determinism();
   TrainRun a = train(k::Device::cuda(0)), b = train(k::Device::cuda(0));
-  for (size_t i = 0; i < a.weights.size(); ++i) EXPECT_EQ(max_diff(a.weights[i], b.weights[i]), 0.0) << "weight " << i;
+  for (size_t i = 0; i < a.weights.size(); ++i) EXPECT_EQ(max_abs_difference(a.weights[i], b.weights[i]), 0.0) << "weight " << i;
   k::set_op_determinism(false);
 }
 
@@ -137,6 +131,6 @@ TEST(DeviceTraining, WeightsSavedFromTheDeviceLoadOnTheCpu) {
   fs::remove(path);
   k::TensorList a = on_device->get_weights(), b = on_cpu->get_weights();
   ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(max_diff(a[i], b[i]), 0.0) << "weight " << i;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(max_abs_difference(a[i], b[i]), 0.0) << "weight " << i;
   for (const k::Variable& v : on_device->weights()) EXPECT_EQ(v.value().device(), k::Device::cuda(0)) << v.path();
 }

@@ -3,6 +3,10 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "backend/ops.h"
 
 namespace keras::testing {
@@ -13,6 +17,16 @@ inline double relative_error(const Tensor& a, const Tensor& ref) {
   Tensor r = ref.astype(DType::float64);
   double diff = element_as_double(ops::max(ops::abs(ops::subtract(a.astype(DType::float64), r))), 0);
   return diff / element_as_double(ops::max(ops::abs(r)), 0);
+}
+
+// max |a - b| over all elements, in float64, wherever a and b live (copied to the host); the
+// element counts must agree (a gtest failure otherwise).
+inline double max_abs_difference(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  EXPECT_EQ(x.size(), y.size());
+  double d = 0;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) d = std::max(d, std::abs(x[i] - y[i]));
+  return d;
 }
 
 }  // namespace keras::testing

@@ -14,6 +14,7 @@
 #include "tests/support/applications_fixtures.h"
 #include "tests/support/default_device.h"
 #include "tests/support/simulated_device.h"
+#include "tests/support/tensor_compare.h"
 
 namespace fs = std::filesystem;
 namespace L = keras::layers;
@@ -134,13 +135,8 @@ TEST_P(KerasFileOnDefaultGpu, FineTunesOnTheGpuAsOnTheCpu) {
   for (size_t e = 0; e < cpu.losses.size(); ++e) EXPECT_NEAR(gpu.losses[e], cpu.losses[e], tol) << "epoch " << e;
   auto compare = [&](const TensorList& a, const TensorList& b, const char* what) {
     ASSERT_EQ(a.size(), b.size()) << what;
-    for (size_t i = 0; i < a.size(); ++i) {
-      const std::vector<double> va = a[i].to_vector<double>(), vb = b[i].to_vector<double>();
-      ASSERT_EQ(va.size(), vb.size()) << what << " " << i;
-      double worst = 0;
-      for (size_t j = 0; j < va.size(); ++j) worst = std::max(worst, std::abs(va[j] - vb[j]));
-      EXPECT_LE(worst, tol) << what << " " << i;
-    }
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_LE(keras::testing::max_abs_difference(a[i], b[i]), tol) << what << " " << i;
   };
   compare(cpu.weights, gpu.weights, "weight");
   compare(cpu.predictions, gpu.predictions, "prediction (0: saved on the device, loaded on the CPU)");
