@@ -38,10 +38,15 @@ void empty_cache();
 // No-op without the backend.
 void synchronize(int device = 0);
 
-// TF32 tensor cores for float32 matmuls: off by default, so float32 results match the CPU to
-// float precision. Applies to matmuls issued after the call, on every thread.
+// TF32 tensor cores for float32 convolutions, matmuls and recurrent layers on the GPU: on by
+// default, as in Keras on TensorFlow (products keep 10 mantissa bits; sums stay float32); off,
+// float32 results match the CPU to float precision. The environment variable KERAS_ALLOW_TF32
+// (0 or 1) sets the default, read on first use; allow_tf32() throws ValueError on another value.
+// set_allow_tf32 applies to ops issued after the call, on every thread.
 void set_allow_tf32(bool allow);
 bool allow_tf32();
+// KERAS_ALLOW_TF32's reading: unset or empty gives true; "1"/"true", "0"/"false"; else ValueError.
+bool tf32_from_environment(const char* value);
 
 // Deterministic GPU convolutions (cuDNN, backend/cuda/conv_ops.cpp): algorithms are chosen among
 // those cuDNN reports deterministic, from its heuristics (the same choice in every process on the

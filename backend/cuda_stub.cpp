@@ -7,7 +7,7 @@
 
 namespace keras::cuda {
 namespace {
-std::atomic<bool> tf32{false}, deterministic_on{false}, force_direct{false};
+std::atomic<bool> deterministic_on{false}, force_direct{false};
 }
 
 bool built() { return false; }
@@ -16,8 +16,6 @@ std::string unavailable_reason() { return "this build has no CUDA backend (confi
 AllocatorStats allocator_stats(int) { return {}; }
 void empty_cache() {}
 void synchronize(int) {}
-void set_allow_tf32(bool allow) { tf32 = allow; }
-bool allow_tf32() { return tf32; }
 void set_deterministic(bool on) { deterministic_on = on; }
 bool deterministic() { return deterministic_on; }
 void set_conv_force_direct(bool on) { force_direct = on; }

@@ -2,20 +2,20 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include "backend/errors.h"
+#include "backend/omp_wait_policy.h"
 
 namespace keras {
 namespace {
+// KERAS_NUM_THREADS, else OMP_NUM_THREADS (its first level, as libgomp reads "4,2"), else the
+// cores this process may run on. Setting the team here overrides libgomp's own reading of
+// OMP_NUM_THREADS, so honouring it is on us: several processes sharing a machine (test runs, data
+// parallel ranks) would otherwise each spin one thread per core of the whole machine.
 int initial_threads() {
-  if (const char* env = std::getenv("KERAS_NUM_THREADS")) {
-    int n = std::atoi(env);
-    if (n >= 1) return n;
-  }
-  unsigned hw = std::thread::hardware_concurrency();
-  return hw ? static_cast<int>(hw) : 1;
+  return threads_from_environment(std::getenv("KERAS_NUM_THREADS"), std::getenv("OMP_NUM_THREADS"), available_cores());
 }
 
 int& thread_count() {
@@ -29,6 +29,15 @@ int& thread_count() {
 // Applies the setting when the library loads, before any kernel runs.
 const int applied_at_load = thread_count();
 }  // namespace
+
+int threads_from_environment(const char* keras_num_threads, const char* omp_num_threads, int cores) {
+  for (const char* env : {keras_num_threads, omp_num_threads})
+    if (env != nullptr) {
+      int n = std::atoi(env);
+      if (n >= 1) return n;
+    }
+  return std::max(cores, 1);
+}
 
 int num_threads() { return thread_count(); }
 

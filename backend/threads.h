@@ -1,9 +1,13 @@
 // Thread count for CPU kernels (oneDNN and plain loops share one OpenMP pool). Defaults to one
-// thread per core; the environment variable KERAS_NUM_THREADS overrides it at start-up.
+// thread per core this process may use (its CPU affinity); at start-up the environment variable
+// KERAS_NUM_THREADS, else OMP_NUM_THREADS, overrides it.
 #pragma once
 
 namespace keras {
 int num_threads();
+// The start-up rule above: the first of the two variables that holds a number >= 1 (atoi, so
+// OMP_NUM_THREADS="4,2" gives 4), else `cores` (at least 1). Null means unset.
+int threads_from_environment(const char* keras_num_threads, const char* omp_num_threads, int cores);
 // Throws ValueError for n < 1.
 void set_num_threads(int n);
 }  // namespace keras

@@ -2,8 +2,8 @@
 # Runs ON the GPU machine lent by the device tool, from the project root, after
 # `bash ../shared/gpu/stage.sh` here filled .gpu/ (carry [".gpu"]) and `bash scripts/device_tree.sh hide`
 # brought the tree under the tool's 64 MiB (without stage.sh --data; restore it after the call): builds the CUDA build's
-# library, GPU tests and benchmark (.gpu/build.sh: sm_90, /tmp/build), runs the GPU tests,
-# then times our side and PyTorch's on the same card. Logs and results go to $OUT.
+# library, GPU tests and benchmark (.gpu/build.sh: sm_90, /tmp/build), times our side and
+# PyTorch's on the same card (first, while the card is idle), then runs the GPU tests. Logs and results go to $OUT.
 #
 #   STEPS="build test bench" bash scripts/gpu_check.sh
 #   BENCH="mlp cnn" TORCH_COMPILE=1 bash scripts/gpu_check.sh
@@ -12,7 +12,8 @@
 # HARNESS=1 adds the layer harness programs: their check (h) runs every layer on cuda:0 against
 # the CPU (about 21 more programs to build and run); HARNESS_CHECKS (default h: the CPU's checks
 # ran in CI) picks the harness checks, "abcdefghi" for all.
-# TF32=1 adds rows of ours with --tf32 (PyTorch's cuDNN convolutions run TF32 by default).
+# TF32_OFF=1 adds rows of ours with --tf32 off (exact float32; TF32 is our default, as Keras's,
+# and PyTorch's in cuDNN convolutions, not in its matmuls).
 # TORCH_COMPILE=1 adds torch.compile(mode="reduce-overhead") rows (slow to warm up).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -32,38 +33,6 @@ rc=0
 export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:/tmp/deps/usr/lib/x86_64-linux-gnu/hdf5/serial:/tmp/fbsel${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 if [[ $STEPS == *build* ]]; then
   WHAT=build TARGETS="--target keras benchmark gpu_op_bench fashion_mnist_cnn $gpu_tests" bash .gpu/build.sh || exit $?
-fi
-if [[ $STEPS == *test* ]]; then
-  # Each test program once, TEST_JOBS at a time (ctest starts one process per test case, and each
-  # pays the CUDA context's ~1.5 s: 1,095 cases took 196 s on 12 processes that way).
-  # At most 8 files come back from the device: one summary, one log with every program's output.
-  t0=$(date +%s); mkdir -p /tmp/tlogs
-  : >$OUT/tests_gpu.txt; : >$OUT/tests_gpu_full.log
-  # Line-buffered, so that a program stopped by the time limit leaves what it printed; its exit
-  # status ends its log (124: the limit).
-  run_one() {
-    [ -x $B/tests/$1 ] || { echo "$1: not built" >/tmp/tlogs/$1.log; return 1; }
-    cd $B/tests && KERAS_DEVICE=cpu OMP_NUM_THREADS=2 KERAS_HARNESS_CHECKS=${HARNESS_CHECKS:-h} \
-      timeout ${TEST_TIMEOUT:-300} stdbuf -oL -eL ./$1 --gtest_brief=1 >/tmp/tlogs/$1.log 2>&1
-    echo "exit=$?" >>/tmp/tlogs/$1.log
-  }
-  export -f run_one; export B
-  echo $gpu_tests | tr ' ' '\n' | xargs -P ${TEST_JOBS:-6} -I{} bash -c 'run_one {}'
-  bad=0
-  for t in $gpu_tests; do
-    { echo "==== $t"; cat /tmp/tlogs/$t.log; } >>$OUT/tests_gpu_full.log
-    status=$(grep -E '^exit=' /tmp/tlogs/$t.log | tail -1)
-    summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]|not built' /tmp/tlogs/$t.log | grep -E 'tests?[,.]|not built' | tr '\n' ' ')
-    if [ "$status" != exit=0 ]; then
-      bad=$((bad + 1))
-      [ -n "$status" ] && summary="$summary($status$([ "$status" = exit=124 ] && echo ': stopped by the time limit'))"
-    fi
-    echo "$t: $summary" >>$OUT/tests_gpu.txt
-  done
-  [ $bad = 0 ] || rc=1
-  grep -v ": \[  PASSED  \] [0-9]* tests\?\. \($\|\[  SKIPPED\)" $OUT/tests_gpu.txt
-  echo "gpu_check: $(grep -c . $OUT/tests_gpu.txt) test programs, $bad failed or stopped, $(( $(date +%s) - t0 )) s"
-  grep -B3 -A10 -E "Failure$|^\[  FAILED  \]" $OUT/tests_gpu_full.log | head -80
 fi
 if [[ $STEPS == *bench* ]]; then
   # Raw rows in /tmp/bench, the tables in $OUT/results.md, errors in $OUT/bench_err.log.
@@ -90,10 +59,10 @@ PY
       timeout 120 $B/apps/benchmark --workload $w --device cuda:0 --batch $batch --mode $mode --repeats ${REPEATS:-3} \
         --warmup 10 --min-time ${MIN_TIME:-1} >>$R/ours.jsonl 2>>$OUT/bench_err.log ||
         { st=$?; rc=1; echo "ours $w $mode failed (exit $st): $(tail -2 $OUT/bench_err.log)" | tee -a $OUT/results.md; }
-      if [ "${TF32:-0}" = 1 ]; then
-        timeout 120 $B/apps/benchmark --workload $w --device cuda:0 --batch $batch --mode $mode --tf32 \
+      if [ "${TF32_OFF:-0}" = 1 ]; then
+        timeout 120 $B/apps/benchmark --workload $w --device cuda:0 --batch $batch --mode $mode --tf32 off \
           --repeats ${REPEATS:-3} --warmup 10 --min-time ${MIN_TIME:-1} >>$R/ours.jsonl 2>>$OUT/bench_err.log ||
-          { st=$?; rc=1; echo "ours $w $mode --tf32 failed (exit $st)" | tee -a $OUT/results.md; }
+          { st=$?; rc=1; echo "ours $w $mode --tf32 off failed (exit $st)" | tee -a $OUT/results.md; }
       fi
     done
   done
@@ -114,6 +83,38 @@ PY
   python3 apps/benchmark/gpu_compare.py $R/ours.jsonl $files | tee -a $OUT/results.md
   cat $R/*.jsonl >$OUT/bench_raw.jsonl
   echo "gpu_check: bench $(( $(date +%s) - t0 )) s"
+fi
+if [[ $STEPS == *test* ]]; then
+  # Each test program once, TEST_JOBS at a time (ctest starts one process per test case, and each
+  # pays the CUDA context's ~1.5 s: 1,095 cases took 196 s on 12 processes that way).
+  # At most 8 files come back from the device: one summary, one log with every program's output.
+  t0=$(date +%s); mkdir -p /tmp/tlogs
+  : >$OUT/tests_gpu.txt; : >$OUT/tests_gpu_full.log
+  # Line-buffered, so that a program stopped by the time limit leaves what it printed; its exit
+  # status ends its log (124: the limit).
+  run_one() {
+    [ -x $B/tests/$1 ] || { echo "$1: not built" >/tmp/tlogs/$1.log; return 1; }
+    cd $B/tests && KERAS_DEVICE=cpu KERAS_NUM_THREADS=2 KERAS_HARNESS_CHECKS=${HARNESS_CHECKS:-h} \
+      timeout ${TEST_TIMEOUT:-300} stdbuf -oL -eL ./$1 --gtest_brief=1 >/tmp/tlogs/$1.log 2>&1
+    echo "exit=$?" >>/tmp/tlogs/$1.log
+  }
+  export -f run_one; export B
+  echo $gpu_tests | tr ' ' '\n' | xargs -P ${TEST_JOBS:-6} -I{} bash -c 'run_one {}'
+  bad=0
+  for t in $gpu_tests; do
+    { echo "==== $t"; cat /tmp/tlogs/$t.log; } >>$OUT/tests_gpu_full.log
+    status=$(grep -E '^exit=' /tmp/tlogs/$t.log | tail -1)
+    summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\]|not built' /tmp/tlogs/$t.log | grep -E 'tests?[,.]|not built' | tr '\n' ' ')
+    if [ "$status" != exit=0 ]; then
+      bad=$((bad + 1))
+      [ -n "$status" ] && summary="$summary($status$([ "$status" = exit=124 ] && echo ': stopped by the time limit'))"
+    fi
+    echo "$t: $summary" >>$OUT/tests_gpu.txt
+  done
+  [ $bad = 0 ] || rc=1
+  grep -v ": \[  PASSED  \] [0-9]* tests\?\. \($\|\[  SKIPPED\)" $OUT/tests_gpu.txt
+  echo "gpu_check: $(grep -c . $OUT/tests_gpu.txt) test programs, $bad failed or stopped, $(( $(date +%s) - t0 )) s"
+  grep -B3 -A10 -E "Failure$|^\[  FAILED  \]" $OUT/tests_gpu_full.log | head -80
 fi
 if [[ $STEPS == *fashion* ]]; then
   # The Fashion-MNIST example on the default device (the first GPU), staged by stage.sh --data.

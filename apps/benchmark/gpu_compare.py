@@ -5,10 +5,10 @@
 Usage: gpu_compare.py OURS.jsonl TORCH.jsonl [TORCH_COMPILED.jsonl ...]
 Prints a Markdown table: samples/s of ours and of each PyTorch mode, the ratio to the best
 PyTorch row, and peak GPU memory (ours: the caching allocator's peak bytes in use; PyTorch:
-torch.cuda.max_memory_allocated). Float32 rows only (we have no half types yet); ours run with
---tf32 get rows of their own, against the same PyTorch rows. PyTorch's defaults use TF32 in cuDNN's
-convolutions only, ours under --tf32 in matmuls too: those rows compare for the convnets' convolutions,
-and mlp's TF32 row is not a like-for-like comparison.
+torch.cuda.max_memory_allocated). Float32 rows only (we have no half types yet). Ours in TF32 (our
+default, as Keras's) and ours with --tf32 off (exact float32) get rows of their own, against the same
+PyTorch rows. PyTorch's defaults use TF32 in cuDNN's convolutions only, ours in matmuls too: the
+convnets' rows compare either way, mlp's like for like with --tf32 off only.
 """
 import json
 import sys
@@ -29,7 +29,7 @@ def main():
     for r in rows(sys.argv[1]):
         for mode in ("train", "infer"):
             if mode in r:
-                key = (r["workload"], r["batch"], mode + (" (ours TF32)" if r.get("tf32") else ""))
+                key = (r["workload"], r["batch"], mode + (" (ours TF32)" if r.get("tf32") else " (ours float32)"))
                 ours[key] = (r[mode]["samples_per_s_median"], r.get("peak_gpu_mib"))
     torch = {}
     env = []

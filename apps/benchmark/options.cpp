@@ -24,7 +24,7 @@ const char* kUsage =
     "                 [--omp-wait-policy passive|active] [--peak-seconds S] [--check-numerics]\n"
     "                 [--policy float32|mixed_bfloat16]   (mlp, cnn, resnet: ours under Keras's policy,\n"
     "                 PyTorch under torch.autocast(\"cpu\", bfloat16), apps/benchmark/torch_autocast_bench.py)\n"
-    "       benchmark [--workload W] --device cuda[:N] [--batch N] [--tf32]   (ours alone on a GPU: one JSON line; see gpu_compare.py)\n"
+    "       benchmark [--workload W] --device cuda[:N] [--batch N] [--tf32 on|off]   (ours alone on a GPU: one JSON line; see gpu_compare.py)\n"
     "       benchmark [--workload W] --against onnxruntime [--ort-python PATH]   (inference: ours vs ONNX Runtime on our export)\n"
     "       benchmark [--workload W] --breakdown STEPS   (times the phases of a train step and its kernels per op, ours only)\n"
     "       benchmark [--workload W] --profile-overhead ROUNDS [--profile-steps N]   (a training epoch of N\n"
@@ -80,7 +80,7 @@ Options parse_options(int argc, char** argv) {
     else if (a == "--peak-seconds") o.peak_seconds = number(i, 0.01);
     else if (a == "--worker") o.worker = true;
     else if (a == "--device") o.device = value(i);
-    else if (a == "--tf32") o.tf32 = true;
+    else if (a == "--tf32") o.tf32 = value(i);
     else if (a == "--batch") o.batch = static_cast<int64_t>(number(i, 1));
     else if (a == "--breakdown") o.breakdown_steps = static_cast<int>(number(i, 1));
     else if (a == "--check-numerics") o.check_numerics = true;  // our worker: KERAS_CHECK_NUMERICS=1
@@ -101,7 +101,8 @@ Options parse_options(int argc, char** argv) {
     usage_error("--policy: expected float32 or mixed_bfloat16, got '" + o.policy + "'");
   if (o.policy != "float32" && o.workload != "mlp" && o.workload != "cnn" && o.workload != "resnet")
     usage_error("--policy " + o.policy + ": expected the workload mlp, cnn or resnet, got '" + o.workload + "'");
-  if (o.tf32 && o.device.empty()) usage_error("--tf32: expected --device cuda[:N] with it, got no --device. TF32 is a GPU math mode; add --device cuda:0.");
+  if (!o.tf32.empty() && o.tf32 != "on" && o.tf32 != "off") usage_error("--tf32: expected on or off, got '" + o.tf32 + "'");
+  if (!o.tf32.empty() && o.device.empty()) usage_error("--tf32: expected --device cuda[:N] with it, got no --device. TF32 is a GPU math mode; add --device cuda:0.");
   if (o.against != "torch" && o.against != "onnxruntime")
     usage_error("--against: expected torch or onnxruntime, got '" + o.against + "'");
   if (o.against == "onnxruntime") {

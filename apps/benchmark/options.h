@@ -28,9 +28,10 @@ struct Options {
   bool worker = false;
   int64_t batch = 0;   // --batch: overrides the workload's batch size (0 = the workload's)
   std::string device;  // --device: time our side alone on that device (cuda:N); empty = the CPU driver
-  // --tf32: float32 convolutions and matmuls on the GPU in TF32 (keras::cuda::set_allow_tf32).
-  // PyTorch's defaults use TF32 in cuDNN's convolutions only, so only convnet rows compare.
-  bool tf32 = false;
+  // --tf32 on|off: float32 convolutions and matmuls on the GPU in TF32 or exact float32
+  // (keras::cuda::set_allow_tf32); empty: the library's default (on, as Keras). PyTorch's defaults
+  // use TF32 in cuDNN's convolutions only, so the mlp row compares with off.
+  std::string tf32;
   int breakdown_steps = 0;
   bool check_numerics = false;  // our side runs with keras::debugging check-numerics on
   int profile_rounds = 0;

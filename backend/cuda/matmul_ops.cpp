@@ -1,5 +1,5 @@
-// CUDA kernels of matmul, dense and dense_activation_grad: cuBLAS GEMMs (float32 without TF32
-// unless cuda::set_allow_tf32(true); float64), and for dense a fused bias + activation pass.
+// CUDA kernels of matmul, dense and dense_activation_grad: cuBLAS GEMMs (float32 in TF32 where
+// cuda::allow_tf32(), else exact float32; float64), and for dense a fused bias + activation pass.
 //
 // Tensors are row-major and cuBLAS is column-major: a row-major (m x n) C is a column-major
 // (n x m) C^T, so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T, B first.

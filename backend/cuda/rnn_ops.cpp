@@ -1,7 +1,7 @@
 // CUDA kernels of rnn_sequence and rnn_sequence_backward (op contract: backend/ops_rnn.h; input
 // and output order: backend/cpu/rnn_kernels.h), reproducing the CPU plain loops
 // (backend/cpu/rnn_reference.cpp) for every kind, mask, go_backwards, zero_output_for_mask and
-// elementwise activation pair, float32 (no TF32 unless cuda::set_allow_tf32) and float64.
+// elementwise activation pair, float32 (TF32 where cuda::allow_tf32()) and float64.
 //
 // Forward: one cuBLAS GEMM projects the input of every step (x (B*T, I) @ kernel); each step then
 // runs one GEMM h_{t-1} @ recurrent_kernel and one fused elementwise kernel (GRU with

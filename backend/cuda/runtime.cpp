@@ -3,7 +3,6 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -40,15 +39,11 @@ const Discovery& discovery() {
   return d;
 }
 
-std::atomic<bool> tf32_allowed{false};
-
 }  // namespace
 
 bool built() { return true; }
 int device_count() { return discovery().count; }
 std::string unavailable_reason() { return discovery().reason; }
-void set_allow_tf32(bool allow) { tf32_allowed = allow; }
-bool allow_tf32() { return tf32_allowed; }
 
 void check(cudaError_t status, const char* where) {
   if (status == cudaSuccess) return;

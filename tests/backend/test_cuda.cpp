@@ -76,12 +76,26 @@ TEST(CudaQuery, AbsentDeviceIsDeviceError) {
   }
 }
 
-TEST(CudaQuery, Tf32IsOffByDefault) {
-  EXPECT_FALSE(cuda::allow_tf32());
+TEST(CudaQuery, Tf32FollowsTheEnvironmentThenTheSetter) {
+  // Test programs set KERAS_ALLOW_TF32=0 unless it is set (tests/support/test_environment.cpp).
+  EXPECT_EQ(cuda::allow_tf32(), cuda::tf32_from_environment(std::getenv("KERAS_ALLOW_TF32")));
+  EXPECT_TRUE(cuda::tf32_from_environment(nullptr));  // Keras's default
+  EXPECT_TRUE(cuda::tf32_from_environment(""));
+  EXPECT_TRUE(cuda::tf32_from_environment("1"));
+  EXPECT_FALSE(cuda::tf32_from_environment("0"));
+  EXPECT_FALSE(cuda::tf32_from_environment("false"));
+  try {
+    cuda::tf32_from_environment("yes");
+    ADD_FAILURE() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("KERAS_ALLOW_TF32: expected 0 or 1, got 'yes'"), std::string::npos) << e.what();
+  }
+  const bool before = cuda::allow_tf32();
   cuda::set_allow_tf32(true);
   EXPECT_TRUE(cuda::allow_tf32());
   cuda::set_allow_tf32(false);
   EXPECT_FALSE(cuda::allow_tf32());
+  cuda::set_allow_tf32(before);
 }
 
 // ---- ops on the GPU against the CPU ----

@@ -384,7 +384,7 @@ TEST(CudaConvPaths, DeterministicModeRepeatsBitForBit) {
   }
 }
 
-// TF32 is opt-in (cuda::set_allow_tf32): results stay near the float32 ones, and the exact
+// TF32 (cuda::set_allow_tf32; off in tests): results stay near the float32 ones, and the exact
 // mode is back (its own cached algorithm) once it is switched off.
 TEST(CudaConvPaths, Tf32ModeIsSeparateAndClose) {
   REQUIRE_CUDA();
