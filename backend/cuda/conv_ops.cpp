@@ -24,10 +24,14 @@
 // are exact-order double-accumulating loops; cuda::set_conv_force_direct(true) forces them.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -106,6 +110,57 @@ bool fits_cudnn(const Problem& pr, const Plan& pl) {
     if (s >= INT_MAX) return false;
   return true;
 }
+
+// ---------------- host-time diagnosis ----------------
+
+// KERAS_CUDA_CONV_HOST_TIMES=1: the host time of each stage of the convolutions (summed over
+// calls, all threads), printed to stderr at exit. Issuing a ResNet50 convolution cost the host
+// ~120-160 us on an H200 (2026-11-27), far above a launch; this says which stage holds it.
+enum class Stage : int { prepare, key, describe, lookup, execute, epilogue, count };
+struct StageTimes {
+  const bool on = [] {
+    const char* v = std::getenv("KERAS_CUDA_CONV_HOST_TIMES");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  std::atomic<int64_t> ns[static_cast<int>(Stage::count)] = {};
+  std::atomic<int64_t> calls[static_cast<int>(Stage::count)] = {};
+  void print() const {
+    static const char* names[] = {"prepare (pad, KRSC gather)", "algorithm key", "descriptors", "cache lookup",
+                                  "cudnn call", "epilogue (bias, activation, crop)"};
+    for (int i = 0; i < static_cast<int>(Stage::count); ++i)
+      if (const int64_t n = calls[i].load())
+        std::fprintf(stderr, "conv host time: %-34s %9lld calls %9.1f us/call\n", names[i], static_cast<long long>(n),
+                     1e-3 * static_cast<double>(ns[i].load()) / static_cast<double>(n));
+  }
+};
+StageTimes& stage_times() {
+  static StageTimes* times = [] {
+    auto* t = new StageTimes;  // never destroyed: kernels may run during exit
+    if (t->on) std::atexit([] { stage_times().print(); });
+    return t;
+  }();
+  return *times;
+}
+// Times the enclosing scope into `stage` when the diagnosis is on.
+class StageTimer {
+ public:
+  explicit StageTimer(Stage stage) : stage_(stage), on_(stage_times().on) {
+    if (on_) start_ = std::chrono::steady_clock::now();
+  }
+  ~StageTimer() {
+    if (!on_) return;
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
+    stage_times().ns[static_cast<int>(stage_)] += ns.count();
+    ++stage_times().calls[static_cast<int>(stage_)];
+  }
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+
+ private:
+  Stage stage_;
+  bool on_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 // ---------------- the algorithm cache ----------------
 
@@ -336,14 +391,22 @@ bool run_cudnn(Dir dir, const Problem& pr, const Plan& pl, const void* a, const 
   // The operands' alignment joins the key: an algorithm found on 256-byte aligned buffers may
   // need alignment that a view's data pointer lacks.
   const uintptr_t bits = reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b) | reinterpret_cast<uintptr_t>(out);
-  const std::string key = key_of(dir, pr, pl) + ";align" + std::to_string(std::min<uintptr_t>(bits & (~bits + 1), 256));
+  std::string key;
+  {
+    StageTimer t(Stage::key);
+    key = key_of(dir, pr, pl) + ";align" + std::to_string(std::min<uintptr_t>(bits & (~bits + 1), 256));
+  }
   const cudnnHandle_t h = cuda::cudnn_handle(pr.device);
   Descs d;
-  describe(d, pr, pl, requested_math(pr));
+  {
+    StageTimer t(Stage::describe);
+    describe(d, pr, pl, requested_math(pr));
+  }
   DirectionCalls calls{dir, h, d};
   Algo algo;
   bool cached = false;
   {
+    StageTimer t(Stage::lookup);
     std::lock_guard lock(cache.mutex);
     auto it = cache.entries.find(key);
     if (it != cache.entries.end()) algo = it->second, cached = true;
@@ -368,7 +431,11 @@ bool run_cudnn(Dir dir, const Problem& pr, const Plan& pl, const void* a, const 
   if (!algo.usable) return false;
   d.conv.set_math(algo.math);
   Tensor ws = scratch_bytes(algo.workspace, pr.device);
-  const cudnnStatus_t s = calls.execute(algo, a, b, out, ptr(ws), algo.workspace, pr.dtype);
+  cudnnStatus_t s;
+  {
+    StageTimer t(Stage::execute);
+    s = calls.execute(algo, a, b, out, ptr(ws), algo.workspace, pr.dtype);
+  }
   if (not_supported(s)) {
     std::lock_guard lock(cache.mutex);
     cache.entries[key].usable = false;
@@ -461,8 +528,10 @@ void conv2d_cuda(const TensorList& in, TensorList& out, const Attrs& attrs) {
   } else {
     bool done = false;
     if (use_cudnn(pr, pl)) {
+      std::optional<StageTimer> prep(std::in_place, Stage::prepare);
       Tensor xp = padded_input(x, pr, pl, s);
       Tensor w = to_krsc(kernel, pr.g, s);
+      prep.reset();
       done = run_cudnn(Dir::forward, pr, pl, xp.raw_data(), w.raw_data(), y.raw_data());
     }
     if (!done) {
@@ -470,7 +539,10 @@ void conv2d_cuda(const TensorList& in, TensorList& out, const Attrs& attrs) {
       ++cache.direct_runs;
     }
   }
-  apply_epilogue(y, in.size() > 2 ? &in[2] : nullptr, epi, pr.g.o, s);
+  {
+    StageTimer t(Stage::epilogue);
+    apply_epilogue(y, in.size() > 2 ? &in[2] : nullptr, epi, pr.g.o, s);
+  }
   cuda::check_launch("conv2d (cuda)");
 }
 
@@ -494,8 +566,10 @@ void backward_data_cuda(const TensorList& in, TensorList& out, const Attrs& attr
   } else {
     bool done = false;
     if (use_cudnn(pr, pl)) {
+      std::optional<StageTimer> prep(std::in_place, Stage::prepare);
       Tensor w = to_krsc(kernel, g, s);
       Tensor dxp = pl.padded ? Tensor::empty({g.n, pl.hs, pl.ws, g.c}, dx.dtype(), dx.device()) : dx;
+      prep.reset();
       done = run_cudnn(Dir::backward_data, pr, pl, dy.raw_data(), w.raw_data(), dxp.raw_data());
       if (done && pl.padded) {
         // Crop: dx = dxp[:, pre_h : pre_h + h, pre_w : pre_w + w, :].
@@ -546,10 +620,15 @@ void backward_weights_cuda(const TensorList& in, TensorList& out, const Attrs& a
     } else {
       bool done = false;
       if (use_cudnn(pr, pl)) {
+        std::optional<StageTimer> prep(std::in_place, Stage::prepare);
         Tensor xp = padded_input(x, pr, pl, s);
         Tensor dw = Tensor::empty({g.o, g.kh, g.kw, g.cg}, dk.dtype(), dk.device());
+        prep.reset();
         done = run_cudnn(Dir::backward_filter, pr, pl, xp.raw_data(), dy.raw_data(), dw.raw_data());
-        if (done) from_krsc(dw, dk, g, s);
+        if (done) {
+          StageTimer t(Stage::epilogue);
+          from_krsc(dw, dk, g, s);
+        }
       }
       if (!done) {
         k::conv2d_backward_weights_direct(x.dtype(), x.raw_data(), dy.raw_data(), dk.raw_data(), g, s);
