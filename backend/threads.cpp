@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "backend/errors.h"
@@ -31,11 +32,13 @@ const int applied_at_load = thread_count();
 }  // namespace
 
 int threads_from_environment(const char* keras_num_threads, const char* omp_num_threads, int cores) {
-  for (const char* env : {keras_num_threads, omp_num_threads})
-    if (env != nullptr) {
-      int n = std::atoi(env);
-      if (n >= 1) return n;
-    }
+  for (const char* env : {keras_num_threads, omp_num_threads}) {
+    if (env == nullptr) continue;
+    char* end = nullptr;
+    errno = 0;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && (*end == '\0' || *end == ',') && errno == 0 && n >= 1 && n <= 4096) return static_cast<int>(n);
+  }
   return std::max(cores, 1);
 }
 

@@ -94,7 +94,7 @@ if [[ $STEPS == *test* ]]; then
   # status ends its log (124: the limit).
   run_one() {
     [ -x $B/tests/$1 ] || { echo "$1: not built" >/tmp/tlogs/$1.log; return 1; }
-    cd $B/tests && KERAS_DEVICE=cpu KERAS_NUM_THREADS=2 KERAS_HARNESS_CHECKS=${HARNESS_CHECKS:-h} \
+    cd $B/tests && KERAS_DEVICE=cpu KERAS_NUM_THREADS=2 OMP_NUM_THREADS=2 KERAS_HARNESS_CHECKS=${HARNESS_CHECKS:-h} \
       timeout ${TEST_TIMEOUT:-300} stdbuf -oL -eL ./$1 --gtest_brief=1 >/tmp/tlogs/$1.log 2>&1
     echo "exit=$?" >>/tmp/tlogs/$1.log
   }

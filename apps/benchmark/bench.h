@@ -66,8 +66,10 @@ int run_worker(const Workload& workload, const TimingOptions& timing, const std:
 // training step (forward, loss, backward, optimizer, metrics, as Model::train_step runs them),
 // then of whole train_on_batch and predict_on_batch calls, in this process, and the kernels per
 // op of the phased training steps, or of the predict_on_batch calls when `mode` is "infer". For
-// finding where a step's time goes; run it under `perf record` for the kernels.
-int run_breakdown(const Workload& workload, int steps, const std::string& mode);
+// finding where a step's time goes; run it under `perf record` for the kernels. On a GPU `device`
+// (--device cuda:N) the phases are waited for and the op rows are the host's time issuing each op.
+int run_breakdown(const Workload& workload, int steps, const std::string& mode,
+                  keras::Device device = keras::Device::cpu());
 
 // The hidden `--profile-overhead ROUNDS` mode: a training epoch of `steps` batches with
 // keras::profiler off and on, alternated ROUNDS times; prints the profile's summary table and ONE

@@ -307,8 +307,10 @@ int main(int argc, char** argv) {
     // The GPU side is ours alone: torch_gpu.py times PyTorch on the same card, and
     // apps/benchmark/gpu_compare.py puts the two side by side.
     if (!o.tf32.empty()) keras::cuda::set_allow_tf32(o.tf32 == "on");
+    if (o.breakdown_steps > 0)
+      return bench::run_breakdown(w, o.breakdown_steps, o.mode,
+                                  o.device.empty() ? keras::Device::cpu() : keras::Device::parse(o.device));
     if (!o.device.empty()) return bench::run_worker(w, o.timing, o.mode, keras::Device::parse(o.device));
-    if (o.breakdown_steps > 0) return bench::run_breakdown(w, o.breakdown_steps, o.mode);
     if (o.profile_rounds > 0) return bench::run_profile_overhead(w, o.profile_rounds, o.profile_steps);
     return run_driver(o, w);
   } catch (const std::exception& e) {

@@ -6,8 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <map>
 #include <numeric>
 #include <stdexcept>
 
@@ -175,39 +173,6 @@ nlohmann::json timed(Step&& step, Sync&& sync, const std::vector<Batch>& pool, i
           {"all", rates}};
 }
 
-// KERAS_BENCH_HOST_PROFILE=1: 5 more steps under keras::profiler, then on stderr the time the
-// host spent in each op (by name, gradient ops apart) against the steps' wall time. On a GPU the
-// kernels run asynchronously, so an op's time there is what issuing it costs the host (or a wait).
-template <class Step, class Sync>
-void print_host_profile(Step&& step, Sync&& sync, const std::vector<Batch>& pool, const char* what) {
-  constexpr int steps = 5;
-  sync();
-  k::profiler::start("/tmp/keras_bench_host_profile");
-  auto t0 = Clock::now();
-  for (int s = 0; s < steps; ++s) step(pool[static_cast<size_t>(s) % pool.size()]);
-  const double host = seconds_since(t0);
-  sync();
-  const double wall = seconds_since(t0);
-  k::profiler::stop();
-  std::map<std::string, std::pair<int64_t, double>> by_op;  // count, seconds
-  double ops = 0;
-  int64_t runs = 0;
-  for (const auto& e : k::profiler::last_trace().events) {
-    if (e.kind != k::profiler::EventKind::op) continue;
-    const double s = static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
-    auto& v = by_op[e.name + (e.gradient ? " (gradient)" : "")];
-    ++v.first, v.second += s, ops += s, ++runs;
-  }
-  std::fprintf(stderr, "host profile, %s: %.2f ms a step issued, %.2f ms a step done; in ops %.2f ms (%lld op runs a step)\n",
-               what, 1e3 * host / steps, 1e3 * wall / steps, 1e3 * ops / steps, static_cast<long long>(runs / steps));
-  std::vector<std::pair<std::string, std::pair<int64_t, double>>> rows(by_op.begin(), by_op.end());
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
-  for (size_t i = 0; i < std::min<size_t>(rows.size(), 30); ++i)
-    std::fprintf(stderr, "  %-40s %6lld runs/step %8.1f us/run %7.2f ms/step\n", rows[i].first.c_str(),
-                 static_cast<long long>(rows[i].second.first / steps), 1e6 * rows[i].second.second / static_cast<double>(rows[i].second.first),
-                 1e3 * rows[i].second.second / steps);
-}
-
 }  // namespace
 
 const std::vector<Workload>& workloads() {
@@ -277,8 +242,8 @@ int run_worker(const Workload& w, const TimingOptions& timing, const std::string
 
   nlohmann::json out = {{"side", "ours"}, {"workload", w.name}, {"batch", w.batch}, {"threads", k::num_threads()},
                         {"device", device.str()}, {"tf32", gpu && k::cuda::allow_tf32()}};
-  auto train_step = [&](const Batch& b) { model->train_on_batch(b.x, b.y); };
-  if (mode != "infer") out["train"] = timed(train_step, sync, pool, w.batch, timing);
+  if (mode != "infer")
+    out["train"] = timed([&](const Batch& b) { model->train_on_batch(b.x, b.y); }, sync, pool, w.batch, timing);
   // Inference on the GPU is a call of the model (Keras's `model(x, training=False)`), whose outputs
   // stay on the device as torch_gpu.py's forward pass under inference_mode; predict_on_batch
   // would add a copy to the host and a wait each step. On the CPU the two are the same work.
@@ -292,10 +257,6 @@ int run_worker(const Workload& w, const TimingOptions& timing, const std::string
     out["infer"] = timed(infer_step, sync, pool, w.batch, timing);
     out["infer_step"] = gpu ? "model call" : "predict_on_batch";
   }
-  if (const char* p = std::getenv("KERAS_BENCH_HOST_PROFILE"); p && std::string(p) == "1") {
-    if (mode != "infer") print_host_profile(train_step, sync, pool, "train");
-    if (mode != "train") print_host_profile(infer_step, sync, pool, "infer");
-  }
   if (gpu) out["peak_gpu_mib"] = static_cast<double>(k::cuda::allocator_stats(device.index).peak_bytes_in_use) / (1 << 20);
 
   rusage usage{};
@@ -306,10 +267,16 @@ int run_worker(const Workload& w, const TimingOptions& timing, const std::string
   return 0;
 }
 
-int run_breakdown(const Workload& w, int steps, const std::string& mode) {
+int run_breakdown(const Workload& w, int steps, const std::string& mode, k::Device device) {
   k::utils::set_random_seed(0);
   std::shared_ptr<k::Model> model = w.build();
   std::vector<Batch> pool = make_pool(w);
+  const bool gpu = device.kind == k::DeviceKind::cuda;
+  if (gpu) {
+    model->to(device);
+    for (Batch& b : pool) b = {b.x.to(device), b.y.to(device)};
+  }
+  k::DeviceScope on_device(device);
   const bool training = mode != "infer";  // else only predict_on_batch is timed and profiled
   for (int i = 0; i < 5; ++i) {
     const Batch& b = pool[static_cast<size_t>(i) % pool.size()];
@@ -328,10 +295,13 @@ int run_breakdown(const Workload& w, int steps, const std::string& mode) {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
   };
+  // On a GPU each phase is waited for, so that its wall time is its work's; the op rows then hold
+  // the host's time issuing each kernel (they run asynchronously).
   auto timed_phase = [&](size_t p, auto&& f) {
     auto w0 = Clock::now();
     double c0 = cpu_now();
     f();
+    if (gpu) k::cuda::synchronize(device.index);
     phases[p].wall += seconds_since(w0);
     phases[p].cpu += cpu_now() - c0;
   };
@@ -372,8 +342,8 @@ int run_breakdown(const Workload& w, int steps, const std::string& mode) {
   for (int s = 0; s < steps; ++s) timed_phase(6, [&] { model->predict_on_batch(pool[static_cast<size_t>(s) % pool.size()].x); });
   k::set_op_profiling(false);
 
-  std::printf("workload %s, batch %lld, %d threads, %d steps: mean ms per step\n", w.name.c_str(),
-              static_cast<long long>(w.batch), k::num_threads(), steps);
+  std::printf("workload %s, batch %lld, %s, %d threads, %d steps: mean ms per step\n", w.name.c_str(),
+              static_cast<long long>(w.batch), device.str().c_str(), k::num_threads(), steps);
   std::printf("%-18s %10s %10s\n", "phase", "wall ms", "cpu ms");
   for (const Phase& p : phases) {
     if (p.wall == 0) continue;
@@ -384,8 +354,9 @@ int run_breakdown(const Workload& w, int steps, const std::string& mode) {
   std::vector<k::OpProfileEntry> ops = k::op_profile();
   double total = 0;
   for (const auto& e : ops) total += e.seconds;
-  std::printf("\nkernels of the %s: %.3f ms (wall) per step in all; per step:\n",
-              training ? "phased steps (forward to metrics)" : "predict_on_batch calls", 1e3 * total / steps);
+  std::printf("\nkernels of the %s: %.3f ms (%s) per step in all; per step:\n",
+              training ? "phased steps (forward to metrics)" : "predict_on_batch calls", 1e3 * total / steps,
+              gpu ? "the host's time issuing them" : "wall");
   std::printf("%-28s %-22s %7s %10s %10s %7s\n", "op", "first input", "calls", "wall ms", "cpu ms", "share");
   for (const auto& e : ops) {
     if (e.seconds < 0.002 * total) continue;

@@ -15,19 +15,17 @@
 // the call's own buffers and a workspace of the largest size any algorithm asks, up to 1 GiB)
 // normally; cuDNN's heuristics (cudnnGet*Algorithm_v7) restricted to deterministic algorithms
 // under cuda::set_deterministic(true), so that the choice does not depend on timings. float32
-// runs CUDNN_FMA_MATH (no TF32: cuDNN's default math would allow it on Ampere and later) unless
-// cuda::allow_tf32(), then CUDNN_TENSOR_OP_MATH; float64 runs cuDNN's default math (its tensor
-// cores, where used, are IEEE double).
+// runs CUDNN_TENSOR_OP_MATH (TF32) while cuda::allow_tf32() (the default, read once per call),
+// else CUDNN_FMA_MATH (exact float32); float64 runs cuDNN's default math (its tensor cores,
+// where used, are IEEE double). KERAS_CUDA_CONV_HOST_TIMES=1 times the host's stages
+// (conv_host_times.h).
 //
 // Problems cuDNN declines (a NOT_SUPPORTED status, no algorithm fitting, no deterministic one,
 // a tensor of 2^31 elements or more) run the direct kernels of conv_kernels.cu instead, which
 // are exact-order double-accumulating loops; cuda::set_conv_force_direct(true) forces them.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
 #include <cstdint>
 #include <mutex>
 #include <new>
@@ -36,6 +34,7 @@
 #include <unordered_map>
 
 #include "backend/cuda.h"
+#include "backend/cuda/conv_host_times.h"
 #include "backend/cuda/conv_pool_kernels.h"
 #include "backend/cuda/cudnn.h"
 #include "backend/cuda/indexing.h"
@@ -53,6 +52,8 @@ using cuda::require_numeric;
 using cuda::stream_of;
 
 namespace k = cuda::kernels;
+using cuda::conv_host_times::Stage;
+using cuda::conv_host_times::Timer;
 
 // ---------------- geometry ----------------
 
@@ -61,6 +62,7 @@ struct Problem {
   int64_t pad_b = 0, pad_r = 0;
   DType dtype = DType::float32;
   int device = 0;
+  bool tf32 = false;  // float32 in TF32 (cuda::allow_tf32(), read once per call)
 };
 
 Problem make_problem(const Shape& xs, const Shape& ks, const Shape& ys, const ConvParams& p, DType dtype, int device) {
@@ -73,6 +75,7 @@ Problem make_problem(const Shape& xs, const Shape& ks, const Shape& ys, const Co
   g.pad_t = p.pad_top, g.pad_l = p.pad_left;
   pr.pad_b = p.pad_bottom, pr.pad_r = p.pad_right;
   pr.dtype = dtype, pr.device = device;
+  pr.tf32 = dtype == DType::float32 && cuda::allow_tf32();
   return pr;
 }
 
@@ -111,57 +114,6 @@ bool fits_cudnn(const Problem& pr, const Plan& pl) {
   return true;
 }
 
-// ---------------- host-time diagnosis ----------------
-
-// KERAS_CUDA_CONV_HOST_TIMES=1: the host time of each stage of the convolutions (summed over
-// calls, all threads), printed to stderr at exit. Issuing a ResNet50 convolution cost the host
-// ~120-160 us on an H200 (2026-11-27), far above a launch; this says which stage holds it.
-enum class Stage : int { prepare, key, describe, lookup, execute, epilogue, count };
-struct StageTimes {
-  const bool on = [] {
-    const char* v = std::getenv("KERAS_CUDA_CONV_HOST_TIMES");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  std::atomic<int64_t> ns[static_cast<int>(Stage::count)] = {};
-  std::atomic<int64_t> calls[static_cast<int>(Stage::count)] = {};
-  void print() const {
-    static const char* names[] = {"prepare (pad, KRSC gather)", "algorithm key", "descriptors", "cache lookup",
-                                  "cudnn call", "epilogue (bias, activation, crop)"};
-    for (int i = 0; i < static_cast<int>(Stage::count); ++i)
-      if (const int64_t n = calls[i].load())
-        std::fprintf(stderr, "conv host time: %-34s %9lld calls %9.1f us/call\n", names[i], static_cast<long long>(n),
-                     1e-3 * static_cast<double>(ns[i].load()) / static_cast<double>(n));
-  }
-};
-StageTimes& stage_times() {
-  static StageTimes* times = [] {
-    auto* t = new StageTimes;  // never destroyed: kernels may run during exit
-    if (t->on) std::atexit([] { stage_times().print(); });
-    return t;
-  }();
-  return *times;
-}
-// Times the enclosing scope into `stage` when the diagnosis is on.
-class StageTimer {
- public:
-  explicit StageTimer(Stage stage) : stage_(stage), on_(stage_times().on) {
-    if (on_) start_ = std::chrono::steady_clock::now();
-  }
-  ~StageTimer() {
-    if (!on_) return;
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
-    stage_times().ns[static_cast<int>(stage_)] += ns.count();
-    ++stage_times().calls[static_cast<int>(stage_)];
-  }
-  StageTimer(const StageTimer&) = delete;
-  StageTimer& operator=(const StageTimer&) = delete;
-
- private:
-  Stage stage_;
-  bool on_;
-  std::chrono::steady_clock::time_point start_;
-};
-
 // ---------------- the algorithm cache ----------------
 
 enum class Dir : int { forward, backward_data, backward_filter };
@@ -187,12 +139,12 @@ AlgoCache& algo_cache() {
   return *cache;
 }
 
-bool tf32_math(const Problem& pr) { return pr.dtype == DType::float32 && cuda::allow_tf32(); }
+bool tf32_math(const Problem& pr) { return pr.tf32; }
 
 // The math type the search is asked with.
 cudnnMathType_t requested_math(const Problem& pr) {
   if (pr.dtype != DType::float32) return CUDNN_DEFAULT_MATH;
-  return cuda::allow_tf32() ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+  return pr.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
 }
 
 std::string key_of(Dir dir, const Problem& pr, const Plan& pl) {
@@ -393,20 +345,21 @@ bool run_cudnn(Dir dir, const Problem& pr, const Plan& pl, const void* a, const 
   const uintptr_t bits = reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b) | reinterpret_cast<uintptr_t>(out);
   std::string key;
   {
-    StageTimer t(Stage::key);
+    Timer t(Stage::key);
     key = key_of(dir, pr, pl) + ";align" + std::to_string(std::min<uintptr_t>(bits & (~bits + 1), 256));
   }
   const cudnnHandle_t h = cuda::cudnn_handle(pr.device);
-  Descs d;
+  std::optional<Descs> descs;
   {
-    StageTimer t(Stage::describe);
-    describe(d, pr, pl, requested_math(pr));
+    Timer t(Stage::describe);
+    describe(descs.emplace(), pr, pl, requested_math(pr));
   }
+  Descs& d = *descs;
   DirectionCalls calls{dir, h, d};
   Algo algo;
   bool cached = false;
   {
-    StageTimer t(Stage::lookup);
+    Timer t(Stage::lookup);
     std::lock_guard lock(cache.mutex);
     auto it = cache.entries.find(key);
     if (it != cache.entries.end()) algo = it->second, cached = true;
@@ -417,7 +370,7 @@ bool run_cudnn(Dir dir, const Problem& pr, const Plan& pl, const void* a, const 
     if (algo.usable) {
       // float32 without TF32 runs FMA math whatever the result reports (cuDNN may list an
       // algorithm under another math type); the workspace is asked again for the math it runs.
-      if (pr.dtype == DType::float32 && !cuda::allow_tf32()) algo.math = CUDNN_FMA_MATH;
+      if (pr.dtype == DType::float32 && !pr.tf32) algo.math = CUDNN_FMA_MATH;
       d.conv.set_math(algo.math);
       size_t bytes = 0;
       const cudnnStatus_t s = calls.workspace_size(algo.algo, &bytes);
@@ -430,10 +383,14 @@ bool run_cudnn(Dir dir, const Problem& pr, const Plan& pl, const void* a, const 
   }
   if (!algo.usable) return false;
   d.conv.set_math(algo.math);
-  Tensor ws = scratch_bytes(algo.workspace, pr.device);
+  Tensor ws;
+  {
+    Timer t(Stage::workspace);
+    ws = scratch_bytes(algo.workspace, pr.device);
+  }
   cudnnStatus_t s;
   {
-    StageTimer t(Stage::execute);
+    Timer t(Stage::execute);
     s = calls.execute(algo, a, b, out, ptr(ws), algo.workspace, pr.dtype);
   }
   if (not_supported(s)) {
@@ -520,15 +477,18 @@ void conv2d_cuda(const TensorList& in, TensorList& out, const Attrs& attrs) {
   cuda::DeviceGuard guard(device);
   const cudaStream_t s = cuda::stream(device);
   if (y.numel() == 0) return;
+  Timer whole(Stage::total);
+  std::optional<Timer> problem(std::in_place, Stage::problem);
   const Problem pr = make_problem(x.shape(), kernel.shape(), y.shape(), ConvParams::from_attrs(attrs), x.dtype(), device);
   const Plan pl = make_plan(pr);
+  problem.reset();
   AlgoCache& cache = algo_cache();
   if (x.numel() == 0 || kernel.numel() == 0) {
     k::fill(y.dtype(), y.raw_data(), y.numel(), 0.0, s);  // an empty sum
   } else {
     bool done = false;
     if (use_cudnn(pr, pl)) {
-      std::optional<StageTimer> prep(std::in_place, Stage::prepare);
+      std::optional<Timer> prep(std::in_place, Stage::prepare);
       Tensor xp = padded_input(x, pr, pl, s);
       Tensor w = to_krsc(kernel, pr.g, s);
       prep.reset();
@@ -540,7 +500,7 @@ void conv2d_cuda(const TensorList& in, TensorList& out, const Attrs& attrs) {
     }
   }
   {
-    StageTimer t(Stage::epilogue);
+    Timer t(Stage::epilogue);
     apply_epilogue(y, in.size() > 2 ? &in[2] : nullptr, epi, pr.g.o, s);
   }
   cuda::check_launch("conv2d (cuda)");
@@ -556,9 +516,12 @@ void backward_data_cuda(const TensorList& in, TensorList& out, const Attrs& attr
   cuda::DeviceGuard guard(device);
   const cudaStream_t s = cuda::stream(device);
   if (dx.numel() == 0) return;
+  Timer whole(Stage::total);
+  std::optional<Timer> problem(std::in_place, Stage::problem);
   const Problem pr = make_problem(dx.shape(), kernel.shape(), dy.shape(), ConvParams::from_attrs(attrs), dy.dtype(),
                                   device);
   const Plan pl = make_plan(pr);
+  problem.reset();
   const k::ConvGeom& g = pr.g;
   AlgoCache& cache = algo_cache();
   if (dy.numel() == 0 || kernel.numel() == 0) {
@@ -566,13 +529,14 @@ void backward_data_cuda(const TensorList& in, TensorList& out, const Attrs& attr
   } else {
     bool done = false;
     if (use_cudnn(pr, pl)) {
-      std::optional<StageTimer> prep(std::in_place, Stage::prepare);
+      std::optional<Timer> prep(std::in_place, Stage::prepare);
       Tensor w = to_krsc(kernel, g, s);
       Tensor dxp = pl.padded ? Tensor::empty({g.n, pl.hs, pl.ws, g.c}, dx.dtype(), dx.device()) : dx;
       prep.reset();
       done = run_cudnn(Dir::backward_data, pr, pl, dy.raw_data(), w.raw_data(), dxp.raw_data());
       if (done && pl.padded) {
         // Crop: dx = dxp[:, pre_h : pre_h + h, pre_w : pre_w + w, :].
+        Timer t(Stage::epilogue);
         auto ix = cuda::make_indexers({g.n, g.h, g.w, g.c}, {{pl.hs * pl.ws * g.c, pl.ws * g.c, g.c, 1}},
                                       "conv2d_backward_data (cuda)");
         const char* base = static_cast<const char*>(dxp.raw_data()) +
@@ -585,7 +549,10 @@ void backward_data_cuda(const TensorList& in, TensorList& out, const Attrs& attr
       ++cache.direct_runs;
     }
   }
-  if (in.size() > 2) apply_epilogue(dx, &in[2], Epilogue{}, g.c, s);  // conv2d_transpose's bias
+  if (in.size() > 2) {
+    Timer t(Stage::epilogue);
+    apply_epilogue(dx, &in[2], Epilogue{}, g.c, s);  // conv2d_transpose's bias
+  }
   cuda::check_launch("conv2d_backward_data (cuda)");
 }
 
@@ -598,8 +565,11 @@ void backward_weights_cuda(const TensorList& in, TensorList& out, const Attrs& a
   const int device = x.device().index;
   cuda::DeviceGuard guard(device);
   const cudaStream_t s = cuda::stream(device);
+  Timer whole(Stage::total);
+  std::optional<Timer> problem(std::in_place, Stage::problem);
   const Problem pr = make_problem(x.shape(), dk.shape(), dy.shape(), ConvParams::from_attrs(attrs), x.dtype(), device);
   const Plan pl = make_plan(pr);
+  problem.reset();
   const k::ConvGeom& g = pr.g;
   AlgoCache& cache = algo_cache();
   if (out.size() > 1) {
@@ -620,13 +590,13 @@ void backward_weights_cuda(const TensorList& in, TensorList& out, const Attrs& a
     } else {
       bool done = false;
       if (use_cudnn(pr, pl)) {
-        std::optional<StageTimer> prep(std::in_place, Stage::prepare);
+        std::optional<Timer> prep(std::in_place, Stage::prepare);
         Tensor xp = padded_input(x, pr, pl, s);
         Tensor dw = Tensor::empty({g.o, g.kh, g.kw, g.cg}, dk.dtype(), dk.device());
         prep.reset();
         done = run_cudnn(Dir::backward_filter, pr, pl, xp.raw_data(), dy.raw_data(), dw.raw_data());
         if (done) {
-          StageTimer t(Stage::epilogue);
+          Timer t(Stage::epilogue);
           from_krsc(dw, dk, g, s);
         }
       }

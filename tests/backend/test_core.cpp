@@ -76,12 +76,14 @@ TEST(Threads, KerasVariableThenOmpVariableThenCores) {
   EXPECT_EQ(threads_from_environment(nullptr, "5", 16), 5);
   EXPECT_EQ(threads_from_environment(nullptr, "4,2", 16), 4);  // libgomp's nested levels: the first
   EXPECT_EQ(threads_from_environment("0", "x", 16), 16);       // not a count: ignored
+  EXPECT_EQ(threads_from_environment("2abc", "99999999999999", 16), 16);
   EXPECT_EQ(threads_from_environment(nullptr, nullptr, 6), 6);
   EXPECT_EQ(threads_from_environment(nullptr, nullptr, 0), 1);
 }
 
 TEST(Threads, EnvironmentOverridesAndSetter) {
-  // ctest runs every test with KERAS_NUM_THREADS=2; by hand the default is one per core.
+  // ctest runs every test with KERAS_NUM_THREADS=2; by hand the default is OMP_NUM_THREADS, else
+  // one per core the process may use.
   if (const char* env = std::getenv("KERAS_NUM_THREADS")) EXPECT_EQ(num_threads(), std::atoi(env));
   else EXPECT_GE(num_threads(), 1);
   int before = num_threads();

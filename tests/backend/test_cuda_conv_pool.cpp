@@ -391,11 +391,14 @@ TEST(CudaConvPaths, Tf32ModeIsSeparateAndClose) {
   Tensor x = input({4, 16, 16, 32}, DType::float32, 51).to(kGpu), k = input({3, 3, 32, 32}, DType::float32, 52).to(kGpu);
   auto fwd = [&] { return ops::conv2d(x, k, Tensor(), ops::Conv2DArgs{.padding = "same"}); };
   Tensor want = ops::conv2d(x.to(Device::cpu()), k.to(Device::cpu()), Tensor(), ops::Conv2DArgs{.padding = "same"});
+  const bool before = cuda::allow_tf32();
+  cuda::set_allow_tf32(false);
   Tensor exact = fwd();
   cuda::set_allow_tf32(true);
   Tensor fast = fwd();
   cuda::set_allow_tf32(false);
   Tensor exact_again = fwd();
+  cuda::set_allow_tf32(before);
   EXPECT_LE(rel_err(exact, want), 1e-4);
   EXPECT_LE(rel_err(fast, want), 2e-2);
   EXPECT_TRUE(same_values(exact, exact_again));
