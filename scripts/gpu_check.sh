@@ -7,7 +7,9 @@
 #
 #   STEPS="build test bench" bash scripts/gpu_check.sh
 #   BENCH="mlp cnn" TORCH_COMPILE=1 bash scripts/gpu_check.sh
-# STEPS: any of build, test, bench, fashion (default build test bench; fashion needs stage.sh --data).
+# STEPS: any of build, test, bench, profile, fashion (default build test bench; fashion needs
+# stage.sh --data). profile: where the host's time goes in ResNet50 and ResNet-20 steps on the GPU
+# (benchmark --breakdown --device, with KERAS_CUDA_CONV_HOST_TIMES=1), into $OUT/profile.txt.
 # TESTS: test programs instead of the GPU ones; OPS=0 skips the single-op timings. BENCH: workloads (mlp cnn resnet resnet50).
 # HARNESS=1 adds the layer harness programs: their check (h) runs every layer on cuda:0 against
 # the CPU (about 21 more programs to build and run); HARNESS_CHECKS (default h: the CPU's checks
@@ -115,6 +117,18 @@ if [[ $STEPS == *test* ]]; then
   grep -v ": \[  PASSED  \] [0-9]* tests\?\. \($\|\[  SKIPPED\)" $OUT/tests_gpu.txt
   echo "gpu_check: $(grep -c . $OUT/tests_gpu.txt) test programs, $bad failed or stopped, $(( $(date +%s) - t0 )) s"
   grep -B3 -A10 -E "Failure$|^\[  FAILED  \]" $OUT/tests_gpu_full.log | head -80
+fi
+if [[ $STEPS == *profile* ]]; then
+  t0=$(date +%s)
+  for w in resnet50:16 resnet50:64 resnet:128; do
+    for mode in train infer; do
+      echo "==== ${w%%:*} batch ${w##*:} $mode" >>$OUT/profile.txt
+      KERAS_CUDA_CONV_HOST_TIMES=1 timeout 60 $B/apps/benchmark --workload ${w%%:*} --batch ${w##*:} --mode $mode \
+        --breakdown 5 --device cuda:0 >>$OUT/profile.txt 2>&1 || { st=$?; rc=1; echo "(exit $st)" >>$OUT/profile.txt; }
+    done
+  done
+  grep -E "^====|^(forward|backward|optimizer|train_on_batch|predict_on_batch) |^kernels|conv host time" $OUT/profile.txt
+  echo "gpu_check: profile $(( $(date +%s) - t0 )) s"
 fi
 if [[ $STEPS == *fashion* ]]; then
   # The Fashion-MNIST example on the default device (the first GPU), staged by stage.sh --data.
