@@ -11,7 +11,8 @@
 // kernels::bias_activation afterwards; the bias gradient is a column sum of dy.
 //
 // Algorithms: chosen once per problem (every extent, stride, pad, dilation, groups, dtype,
-// device, math mode and the determinism switch) and cached: cudnnFind*AlgorithmEx (timed, on
+// device, math mode and the determinism switch) and cached with the problem's cuDNN descriptors,
+// so that a later call creates none: cudnnFind*AlgorithmEx (timed, on
 // the call's own buffers and a workspace of the largest size any algorithm asks, up to 1 GiB)
 // normally; cuDNN's heuristics (cudnnGet*Algorithm_v7) restricted to deterministic algorithms
 // under cuda::set_deterministic(true), so that the choice does not depend on timings. float32
@@ -27,6 +28,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -128,9 +130,18 @@ struct Algo {
   size_t workspace = 0;
 };
 
+struct Descs;
+// One problem's choice and cuDNN's descriptors of it (math set for the algorithm), made on the
+// first call and shared by every later one: creating and setting four descriptors cost the host
+// ~12 us a call (measured on this project's 2-core Xeon), a tenth of a convolution's issue time.
+struct AlgoEntry {
+  Algo algo;
+  std::shared_ptr<const Descs> descs;  // null when the algorithm is not usable
+};
+
 struct AlgoCache {
   std::mutex mutex;
-  std::unordered_map<std::string, Algo> entries;
+  std::unordered_map<std::string, AlgoEntry> entries;
   std::atomic<uint64_t> cudnn_runs{0}, direct_runs{0}, searches{0};
 };
 
@@ -213,7 +224,7 @@ const Perf* pick(const Perf* perf, int n, size_t limit, bool need_deterministic)
 struct DirectionCalls {
   Dir dir;
   cudnnHandle_t h;
-  Descs& d;
+  const Descs& d;
 
   cudnnStatus_t workspace_size(int algo, size_t* bytes) const {
     const cuda::CudnnApi& api = cuda::cudnn();
@@ -349,40 +360,40 @@ bool run_cudnn(Dir dir, const Problem& pr, const Plan& pl, const void* a, const 
     key = key_of(dir, pr, pl) + ";align" + std::to_string(std::min<uintptr_t>(bits & (~bits + 1), 256));
   }
   const cudnnHandle_t h = cuda::cudnn_handle(pr.device);
-  std::optional<Descs> descs;
-  {
-    Timer t(Stage::describe);
-    describe(descs.emplace(), pr, pl, requested_math(pr));
-  }
-  Descs& d = *descs;
-  DirectionCalls calls{dir, h, d};
-  Algo algo;
+  AlgoEntry entry;
   bool cached = false;
   {
     Timer t(Stage::lookup);
     std::lock_guard lock(cache.mutex);
     auto it = cache.entries.find(key);
-    if (it != cache.entries.end()) algo = it->second, cached = true;
+    if (it != cache.entries.end()) entry = it->second, cached = true;
   }
   if (!cached) {
     ++cache.searches;
-    algo = calls.choose(a, b, out, pr.device);
+    auto descs = std::make_shared<Descs>();
+    {
+      Timer t(Stage::describe);
+      describe(*descs, pr, pl, requested_math(pr));
+    }
+    Algo algo = DirectionCalls{dir, h, *descs}.choose(a, b, out, pr.device);
     if (algo.usable) {
       // float32 without TF32 runs FMA math whatever the result reports (cuDNN may list an
       // algorithm under another math type); the workspace is asked again for the math it runs.
       if (pr.dtype == DType::float32 && !pr.tf32) algo.math = CUDNN_FMA_MATH;
-      d.conv.set_math(algo.math);
+      descs->conv.set_math(algo.math);
       size_t bytes = 0;
-      const cudnnStatus_t s = calls.workspace_size(algo.algo, &bytes);
+      const cudnnStatus_t s = DirectionCalls{dir, h, *descs}.workspace_size(algo.algo, &bytes);
       if (not_supported(s)) algo.usable = false;
       else cuda::check_cudnn(s, "cudnnGetConvolution*WorkspaceSize");
       algo.workspace = std::max(algo.workspace, bytes);
     }
+    entry = {algo, algo.usable ? std::shared_ptr<const Descs>(std::move(descs)) : nullptr};
     std::lock_guard lock(cache.mutex);
-    cache.entries[key] = algo;
+    cache.entries[key] = entry;
   }
+  const Algo& algo = entry.algo;
   if (!algo.usable) return false;
-  d.conv.set_math(algo.math);
+  const DirectionCalls calls{dir, h, *entry.descs};
   Tensor ws;
   {
     Timer t(Stage::workspace);
@@ -395,7 +406,7 @@ bool run_cudnn(Dir dir, const Problem& pr, const Plan& pl, const void* a, const 
   }
   if (not_supported(s)) {
     std::lock_guard lock(cache.mutex);
-    cache.entries[key].usable = false;
+    cache.entries[key] = AlgoEntry{};  // declined: the direct kernels from now on
     return false;
   }
   cuda::check_cudnn(s, (std::string(dir_name(dir)) + " (cudnn)").c_str());
