@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "backend/autodiff.h"
+#include "backend/cuda.h"
 #include "backend/device_copy.h"
 #include "backend/op_registry.h"
 
@@ -86,6 +87,17 @@ void* Tensor::raw_data() {
 const void* Tensor::raw_data() const {
   auto& im = impl();
   return static_cast<const char*>(im.storage->data) + im.offset * static_cast<int64_t>(dtype_size(im.dtype));
+}
+
+bool host_memory(Device device, int cuda_device_count) {
+  return device.kind == DeviceKind::cpu || cuda_device_count == 0;
+}
+
+void Tensor::require_host_memory() const {
+  const Device d = device();
+  if (!host_memory(d, cuda::device_count()))
+    fail<DeviceError>("Tensor::data", "a tensor in host memory", "one in the memory of " + d.str(),
+                      "Copy it to the host first: t.to(Device::cpu()), or read it with to_vector().");
 }
 
 TensorImpl& Tensor::impl() const {

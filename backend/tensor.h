@@ -35,6 +35,10 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> keras_mask;
 };
 
+// Whether tensors on `device` live in memory the host may read: the CPU's, and cuda devices only
+// while no real GPU exists (then they are test_support::SimulatedCuda's host memory).
+bool host_memory(Device device, int cuda_device_count);
+
 class Tensor {
  public:
   Tensor() = default;  // undefined tensor
@@ -70,7 +74,9 @@ class Tensor {
   bool is_contiguous() const;
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype()); }
 
-  // Typed pointer to the first element; throws TypeError if T does not match dtype().
+  // Typed pointer to the first element, for reading and writing on the host. Throws TypeError if
+  // T does not match dtype(), DeviceError if the elements live in GPU memory (copy with
+  // to(Device::cpu()) first). raw_data() is the address wherever the storage lives (kernels).
   template <class T> T* data();
   template <class T> const T* data() const;
   void* raw_data();
@@ -112,6 +118,8 @@ class Tensor {
   void bump_version() { ++impl().storage->version; }
 
   TensorImpl& impl() const;
+  // DeviceError from data() when the storage is not host memory (host_memory below).
+  void require_host_memory() const;
   TensorImpl* impl_ptr() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_shared() const { return impl_; }
   bool same(const Tensor& other) const { return impl_ == other.impl_; }

@@ -23,6 +23,7 @@ template <class T>
 T* Tensor::data() {
   if (dtype_of<T>::value != dtype())
     fail<TypeError>("Tensor::data", dtype_name(dtype_of<T>::value), dtype_name(dtype()));
+  if (device().kind != DeviceKind::cpu) require_host_memory();
   return static_cast<T*>(raw_data());
 }
 
@@ -30,6 +31,7 @@ template <class T>
 const T* Tensor::data() const {
   if (dtype_of<T>::value != dtype())
     fail<TypeError>("Tensor::data", dtype_name(dtype_of<T>::value), dtype_name(dtype()));
+  if (device().kind != DeviceKind::cpu) require_host_memory();
   return static_cast<const T*>(raw_data());
 }
 

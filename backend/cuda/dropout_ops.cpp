@@ -19,7 +19,7 @@ void dropout_cuda(const TensorList& in, TensorList& out, const Attrs& a) {
   const double rate = a.get_float("rate");
   const int dev = in[0].device().index;
   cuda::DeviceGuard guard(dev);
-  k::dropout(in[0].dtype(), in[0].raw_data(), out[0].raw_data(), out[1].data<bool>(), in[0].numel(),
+  k::dropout(in[0].dtype(), in[0].raw_data(), out[0].raw_data(), static_cast<bool*>(out[1].raw_data()), in[0].numel(),
              static_cast<uint64_t>(a.get_int("seed")), static_cast<uint64_t>(a.get_int("counter")),
              keep_threshold(rate), rate, cuda::stream(dev));
   cuda::check_launch("dropout (cuda)");
@@ -28,7 +28,7 @@ void dropout_cuda(const TensorList& in, TensorList& out, const Attrs& a) {
 void dropout_grad_cuda(const TensorList& in, TensorList& out, const Attrs& a) {
   const int dev = in[0].device().index;
   cuda::DeviceGuard guard(dev);
-  k::dropout_grad(in[0].dtype(), in[0].raw_data(), in[1].data<bool>(), out[0].raw_data(), in[0].numel(),
+  k::dropout_grad(in[0].dtype(), in[0].raw_data(), static_cast<const bool*>(in[1].raw_data()), out[0].raw_data(), in[0].numel(),
                   a.get_float("rate"), cuda::stream(dev));
   cuda::check_launch("dropout_grad (cuda)");
 }

@@ -38,7 +38,7 @@ void max_pool2d_cuda(const TensorList& in, TensorList& out, const Attrs& a) {
   require_float(in[0], "max_pool2d");
   const int device = in[0].device().index;
   cuda::DeviceGuard guard(device);
-  k::max_pool2d_forward(in[0].dtype(), in[0].raw_data(), out[0].raw_data(), out[1].data<int32_t>(),
+  k::max_pool2d_forward(in[0].dtype(), in[0].raw_data(), out[0].raw_data(), static_cast<int32_t*>(out[1].raw_data()),
                         geom_of(cpu::pool_params(in[0].shape(), a)), cuda::stream(device));
   cuda::check_launch("max_pool2d (cuda)");
 }
@@ -57,7 +57,7 @@ void max_pool2d_grad_cuda(const TensorList& in, TensorList& out, const Attrs& a)
   require_float(in[0], "max_pool2d_grad");
   const int device = in[0].device().index;
   cuda::DeviceGuard guard(device);
-  k::max_pool2d_backward(in[0].dtype(), in[0].raw_data(), in[1].data<int32_t>(), out[0].raw_data(), grad_geom(a),
+  k::max_pool2d_backward(in[0].dtype(), in[0].raw_data(), static_cast<const int32_t*>(in[1].raw_data()), out[0].raw_data(), grad_geom(a),
                          cuda::stream(device));
   cuda::check_launch("max_pool2d_grad (cuda)");
 }

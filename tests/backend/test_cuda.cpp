@@ -76,6 +76,30 @@ TEST(CudaQuery, AbsentDeviceIsDeviceError) {
   }
 }
 
+// data<T>() hands out host pointers: to GPU memory it is a DeviceError, not a pointer whose first
+// read crashes the process (apps/benchmark's batch pool did, 2026-11-27); raw_data() stays the
+// kernels' address.
+TEST(CudaQuery, WhichDevicesHoldHostMemory) {
+  EXPECT_TRUE(host_memory(Device::cpu(), 0));
+  EXPECT_TRUE(host_memory(Device::cpu(), 2));
+  EXPECT_TRUE(host_memory(Device::cuda(0), 0));   // SimulatedCuda's host memory
+  EXPECT_FALSE(host_memory(Device::cuda(0), 1));  // a real GPU's
+}
+
+TEST(CudaQuery, HostPointerToGpuMemoryIsADeviceError) {
+  REQUIRE_CUDA();
+  Tensor t = Tensor::zeros({4}, DType::float32, Device::cuda(0));
+  try {
+    (void)t.data<float>();
+    ADD_FAILURE() << "expected a DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("Tensor::data: expected a tensor in host memory, got one in the memory of cuda:0"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_NE(t.raw_data(), nullptr);
+  EXPECT_EQ(t.to_vector<float>(), std::vector<float>(4, 0.f));
+}
+
 TEST(CudaQuery, Tf32FollowsTheEnvironmentThenTheSetter) {
   // Test programs set KERAS_ALLOW_TF32=0 unless it is set (tests/support/test_environment.cpp).
   EXPECT_EQ(cuda::allow_tf32(), cuda::tf32_from_environment(std::getenv("KERAS_ALLOW_TF32")));
