@@ -118,7 +118,7 @@ class Tensor {
   void bump_version() { ++impl().storage->version; }
 
   TensorImpl& impl() const;
-  // DeviceError from data() when the storage is not host memory (host_memory below).
+  // DeviceError from data() when the storage is not host memory (host_memory above).
   void require_host_memory() const;
   TensorImpl* impl_ptr() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_shared() const { return impl_; }
