@@ -150,8 +150,6 @@ AlgoCache& algo_cache() {
   return *cache;
 }
 
-bool tf32_math(const Problem& pr) { return pr.tf32; }
-
 // The math type the search is asked with.
 cudnnMathType_t requested_math(const Problem& pr) {
   if (pr.dtype != DType::float32) return CUDNN_DEFAULT_MATH;
@@ -165,7 +163,7 @@ std::string key_of(Dir dir, const Problem& pr, const Plan& pl) {
   for (int64_t v : {g.n, pl.hs, pl.ws, g.c, g.oh, g.ow, g.o, g.kh, g.kw, g.cg, g.groups, g.sh, g.sw, g.dh, g.dw,
                     pl.sym_h, pl.sym_w})
     key += "," + std::to_string(v);
-  key += tf32_math(pr) ? ";tf32" : ";exact";
+  key += pr.tf32 ? ";tf32" : ";exact";
   key += cuda::deterministic() ? ";deterministic" : ";any";
   return key;
 }
