@@ -61,9 +61,12 @@ std::optional<ConvBnFold> ConvBnFold::match(const LayerPtr& conv, const LayerPtr
   } else {
     return std::nullopt;
   }
+  // Under a mixed policy the fold computes in the convolution's dtype; a chain whose layers
+  // compute in different dtypes keeps its layers (their casts between them are the model's).
+  if (conv->compute_dtype() != bn->compute_dtype()) return std::nullopt;
   fold.conv_ = conv;
   fold.bn_ = bn;
-  if (relu) {
+  if (relu && relu->compute_dtype() == bn->compute_dtype()) {
     const std::string act = fused_relu_of(*relu);
     if (!act.empty()) fold.activation_ = act;
   }
@@ -72,7 +75,7 @@ std::optional<ConvBnFold> ConvBnFold::match(const LayerPtr& conv, const LayerPtr
 
 ConvBnFold ConvBnFold::with_activation_of(const LayerPtr& relu) const {
   ConvBnFold fold = *this;
-  const std::string act = relu ? fused_relu_of(*relu) : "";
+  const std::string act = relu && relu->compute_dtype() == bn_->compute_dtype() ? fused_relu_of(*relu) : "";
   fold.activation_ = act.empty() ? "linear" : act;
   return fold;
 }
@@ -103,10 +106,17 @@ ConvBnFold::Key ConvBnFold::current_key() const {
 }
 
 std::pair<Tensor, Tensor> ConvBnFold::folded_weights() const {
+  std::lock_guard lock(cache_->mutex);
+  refresh_locked();
+  return {cache_->kernel, cache_->bias};
+}
+
+void ConvBnFold::refresh_locked() const {
   const auto [conv_kernel, conv_bias] = conv_variables(*conv_, depthwise_);
   const auto& b = static_cast<const layers::BatchNormalizationImpl&>(*bn_);
   const auto& bo = b.options();
-  std::lock_guard lock(cache_->mutex);
+  // The stored (float32) values, never an enclosing mixed policy's casts of them.
+  AutocastScope stored_dtypes(std::nullopt);
   Key key = current_key();
   if (key != cache_->key || !cache_->kernel.defined()) {
     NoGradGuard no_grad;
@@ -124,12 +134,27 @@ std::pair<Tensor, Tensor> ConvBnFold::folded_weights() const {
     cache_->bias = ops::multiply(shift, scale);
     if (bo.center) cache_->bias = ops::add(cache_->bias, b.beta().value());
     cache_->key = std::move(key);
+    cache_->cast_kernel = Tensor(), cache_->cast_bias = Tensor();
   }
-  return {cache_->kernel, cache_->bias};
 }
 
-Tensor ConvBnFold::run(const Tensor& x, const Tensor& residual) const {
-  const auto [kernel, bias] = folded_weights();
+std::pair<Tensor, Tensor> ConvBnFold::weights_in(DType dtype) const {
+  std::lock_guard lock(cache_->mutex);
+  refresh_locked();
+  if (cache_->kernel.dtype() == dtype || !is_floating(dtype)) return {cache_->kernel, cache_->bias};
+  if (!cache_->cast_kernel.defined() || cache_->cast_kernel.dtype() != dtype) {
+    cache_->cast_kernel = cache_->kernel.astype(dtype);
+    cache_->cast_bias = cache_->bias.astype(dtype);
+  }
+  return {cache_->cast_kernel, cache_->cast_bias};
+}
+
+Tensor ConvBnFold::run(const Tensor& x_in, const Tensor& residual) const {
+  // As the Conv2D layer would: inputs and weights in its compute dtype (bfloat16 under
+  // mixed_bfloat16), the folded weights rounded once from their float32 values.
+  const DType dtype = conv_->compute_dtype();
+  const Tensor x = is_floating(x_in.dtype()) && x_in.dtype() != dtype ? ops::cast(x_in, dtype) : x_in;
+  const auto [kernel, bias] = weights_in(dtype);
   ops::Conv2DArgs args{.activation = activation_};
   if (depthwise_) {
     const auto& o = static_cast<const layers::DepthwiseConv2DImpl&>(*conv_).options();

@@ -62,6 +62,10 @@ class ConvBnFold {
  private:
   using Key = std::vector<std::pair<const void*, uint64_t>>;
   Key current_key() const;
+  // Refolds into cache_ when a variable changed; cache_->mutex held.
+  void refresh_locked() const;
+  // folded_weights() in `dtype` (the convolution's compute dtype), the cast cached beside them.
+  std::pair<Tensor, Tensor> weights_in(DType dtype) const;
 
   LayerPtr conv_, bn_;
   bool depthwise_ = false;
@@ -70,6 +74,7 @@ class ConvBnFold {
     std::mutex mutex;
     Key key;
     Tensor kernel, bias;
+    Tensor cast_kernel, cast_bias;  // in the convolution's compute dtype when it is not float32
   };
   std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
 };

@@ -329,8 +329,8 @@ TEST(ConvBnFold, TrainingFusesBatchNormalizationAndReLU) {
 }
 
 TEST(ConvBnFold, ResidualFoldKeepsEveryLayersDtypeAndSharedNormalizationsStayPlain) {
-  // A ReLU computing in bfloat16 after the block's Add: folding would return float32, so the Add
-  // and the ReLU run as layers (the conv -> BN part still folds).
+  // A ReLU computing in bfloat16 after the block's float32 Add: the conv -> BN -> Add part folds
+  // into a conv2d_add and the ReLU runs as its own layer, casting as it would unfolded.
   auto in = L::Input({6, 6, 4});
   L::BatchNormalization bn;
   auto y = L::ReLU({.dtype = "mixed_bfloat16"})(
@@ -341,8 +341,16 @@ TEST(ConvBnFold, ResidualFoldKeepsEveryLayersDtypeAndSharedNormalizationsStayPla
   Tensor out;
   auto names = ops_run([&] { out = block.predict_on_batch(x); });
   EXPECT_EQ(out.dtype(), DType::bfloat16);
-  EXPECT_EQ(names["conv2d_add"], 0u);
+  EXPECT_EQ(names["conv2d_add"], 1u);
+  EXPECT_EQ(names["relu"], 1u);
   EXPECT_EQ(names["batch_norm_inference"], 0u);
+  set_conv_bn_folding(false);
+  const Tensor plain = block.predict_on_batch(x);
+  set_conv_bn_folding(true);
+  // Both round one float32 result to bfloat16; float32 rounding may flip that by one step.
+  const Tensor p = plain.astype(DType::float32);
+  const float step = static_cast<float>(ops::max(ops::abs(p)).item()) / 128;
+  EXPECT_LE(max_abs_diff(out.astype(DType::float32), p), step);
   // A BatchNormalization called at two nodes, one read by a ReLU, trains unfused at both (its
   // call options would change from node to node).
   L::BatchNormalization shared;
@@ -363,4 +371,42 @@ TEST(ConvBnFold, SwitchedOffRunsEveryLayer) {
   set_conv_bn_folding(true);
   EXPECT_EQ(names["batch_norm_inference"], 1u);
   EXPECT_EQ(names["relu"], 1u);
+}
+
+TEST(ConvBnFold, MixedBfloat16ChainsFoldInBfloat16AndMixedDtypeChainsStayLayers) {
+  // Under mixed_bfloat16 the fold computes as the Conv2D does: bfloat16 input and folded weights
+  // (rounded once from the float32 fold), bfloat16 output; the layers one by one round between
+  // them, so the two agree to a few bfloat16 steps.
+  Tensor x = random::normal({3, 9, 7, 4}, 0, 1, uint64_t{81});
+  auto in = L::Input({9, 7, 4});
+  L::Conv2D conv({.filters = 6, .kernel_size = 3, .padding = "same", .dtype = "mixed_bfloat16"});
+  L::BatchNormalization bn({.dtype = "mixed_bfloat16"});
+  L::ReLU relu({.dtype = "mixed_bfloat16"});
+  Model model(in, relu(bn(conv(in))));
+  randomize(bn, 82, 1, 0.5, 1.5);
+  Tensor folded;
+  auto names = ops_run([&] { folded = model.predict_on_batch(x); });
+  EXPECT_EQ(names["batch_norm_inference"], 0u) << "not folded";
+  EXPECT_EQ(names["relu"], 0u) << "ReLU not fused";
+  ASSERT_EQ(folded.dtype(), DType::bfloat16);
+  set_conv_bn_folding(false);
+  Tensor plain = model.predict_on_batch(x);
+  set_conv_bn_folding(true);
+  ASSERT_EQ(plain.dtype(), DType::bfloat16);
+  const Tensor f = folded.astype(DType::float32), p = plain.astype(DType::float32);
+  const float scale = static_cast<float>(ops::max(ops::abs(p)).item());
+  EXPECT_GT(scale, 0.5f);
+  EXPECT_LT(max_abs_diff(f, p), 4 * scale / 128) << "more than a few bfloat16 steps apart";
+  // The kernel's float32 variable is what the fold reads: a second predict reuses the cache.
+  names = ops_run([&] { model.predict_on_batch(x); });
+  EXPECT_EQ(names["multiply"], 0u) << "refolded without a weight change";
+
+  // A float32 BatchNormalization after a mixed_bfloat16 convolution keeps its layers.
+  L::Conv2D conv16({.filters = 6, .kernel_size = 3, .dtype = "mixed_bfloat16"});
+  L::BatchNormalization bn32;
+  Model mixed(in, bn32(conv16(in)));
+  randomize(bn32, 83);
+  names = ops_run([&] { folded = mixed.predict_on_batch(x); });
+  EXPECT_EQ(names["batch_norm_inference"], 1u);
+  EXPECT_EQ(folded.dtype(), DType::float32);
 }
