@@ -39,7 +39,9 @@ class ScopedBf16Kernels {
 };
 
 // Registers op `name`'s bfloat16 kernel for devices of `kind` (KERAS_REGISTER_BF16_KERNEL). run_op
-// takes it when every floating input and output of the op is bfloat16 and bf16_kernels_enabled.
+// takes it when the op has bfloat16 inputs or outputs, no float16 ones, and bf16_kernels_enabled.
+// The kernel gets whatever mix of bfloat16 and float32 the op's shape function admits (conv2d
+// and matmul: one dtype; batch normalization: float32 statistics beside bfloat16 activations).
 void register_bf16_kernel(const std::string& name, DeviceKind kind, KernelFn kernel);
 // Op `op`'s bfloat16 kernel on `kind`, or null when it has none.
 const KernelFn* find_bf16_kernel(const OpDef& op, DeviceKind kind);

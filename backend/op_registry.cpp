@@ -135,12 +135,12 @@ bool has_half(const TensorList& inputs, const std::vector<TensorSpec>& outputs, 
   return any;
 }
 
-// Every floating input and output is bfloat16 (the case a bf16 kernel takes).
-bool all_floating_bf16(const TensorList& inputs, const std::vector<TensorSpec>& outputs) {
+// No input or output is float16: the two-byte ones are bfloat16 (the case a bf16 kernel takes).
+bool no_float16(const TensorList& inputs, const std::vector<TensorSpec>& outputs) {
   for (const auto& t : inputs)
-    if (is_floating(t.dtype()) && t.dtype() != DType::bfloat16) return false;
+    if (t.dtype() == DType::float16) return false;
   for (const auto& s : outputs)
-    if (is_floating(s.dtype) && s.dtype != DType::bfloat16) return false;
+    if (s.dtype == DType::float16) return false;
   return true;
 }
 
@@ -178,7 +178,7 @@ TensorList run_op(const OpDef& op, const TensorList& inputs_in, const Attrs& att
   bool in_float32 = !op.half_native && has_half(inputs, out_specs, op);
   const KernelFn* run = &kernel;
   const KernelFn* bf16_kernel = in_float32 ? find_bf16_kernel(op, device.kind) : nullptr;
-  if (bf16_kernel && all_floating_bf16(inputs, out_specs)) {
+  if (bf16_kernel && no_float16(inputs, out_specs)) {
     if (bf16_kernels_enabled(device.kind)) {
       run = bf16_kernel;
       in_float32 = false;

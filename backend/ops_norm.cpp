@@ -26,7 +26,10 @@ void check_channels(const std::string& where, const TensorSpec& x, const TensorS
   if (v.shape != Shape{C})
     fail<ShapeError>(where, std::string(what) + " of shape (" + std::to_string(C) + ",) for input " + shape_str(x.shape),
                      shape_str(v.shape));
-  if (v.dtype != x.dtype) fail<TypeError>(where, std::string(what) + " of dtype " + dtype_name(x.dtype), dtype_name(v.dtype));
+  // Two-byte inputs normalize in float32 (as Keras's layer does): their statistics and weights
+  // may be float32.
+  if (v.dtype != x.dtype && !(is_half(x.dtype) && v.dtype == DType::float32))
+    fail<TypeError>(where, std::string(what) + " of dtype " + dtype_name(x.dtype), dtype_name(v.dtype));
 }
 
 void check_input(const std::string& where, const TensorSpec& x) {
@@ -112,7 +115,7 @@ KERAS_REGISTER_OP(batch_moments) {
     const std::string where = "op 'batch_moments'";
     if (in.size() != 1) fail<ValueError>(where, "1 input", std::to_string(in.size()) + " inputs");
     check_input(where, in[0]);
-    TensorSpec c{{in[0].shape.back()}, in[0].dtype};
+    TensorSpec c{{in[0].shape.back()}, is_half(in[0].dtype) ? DType::float32 : in[0].dtype};
     return std::vector<TensorSpec>{c, c};
   };
 }
@@ -129,7 +132,11 @@ KERAS_REGISTER_OP(batch_norm_inference) {
   };
   def.save = SaveInputs;
   def.grad = [](const GradContext& g) {
-    const Tensor &gy = g.grad_outputs[0], &x = g.input(0), &mean = g.input(1), &var = g.input(2), &gamma = g.input(3);
+    // Two-byte x with float32 statistics: the gradient in float32, dx rounded to x's dtype.
+    const Tensor &mean = g.input(1), &var = g.input(2), &gamma = g.input(3);
+    const DType x_dtype = g.input(0).dtype();
+    auto in_stats_dtype = [&](const Tensor& t) { return t.dtype() == mean.dtype() ? t : ops::cast(t, mean.dtype()); };
+    const Tensor gy = in_stats_dtype(g.grad_outputs[0]), x = in_stats_dtype(g.input(0));
     const double eps = g.attrs.get_float("epsilon");
     std::vector<int64_t> axes;
     for (int64_t i = 0; i + 1 < x.rank(); ++i) axes.push_back(i);
@@ -137,6 +144,7 @@ KERAS_REGISTER_OP(batch_norm_inference) {
     Tensor a = ops::multiply(gamma, rstd);
     TensorList grads(5);
     if (g.needs_grad[0]) grads[0] = ops::multiply(gy, a);
+    if (grads[0].defined() && grads[0].dtype() != x_dtype) grads[0] = ops::cast(grads[0], x_dtype);
     Tensor dbeta = (g.needs_grad[1] || g.needs_grad[4]) ? ops::sum(gy, axes) : Tensor();
     if (g.needs_grad[4]) grads[4] = dbeta;
     if (g.needs_grad[1]) grads[1] = ops::negative(ops::multiply(dbeta, a));
@@ -151,9 +159,10 @@ KERAS_REGISTER_OP(batch_norm_inference) {
 
 namespace ops {
 namespace {
-Tensor or_filled(const Tensor& v, const Tensor& x, double value) {
+// v, or a (C,) tensor of `value` in the statistics' dtype `like` has (float32 for two-byte x).
+Tensor or_filled(const Tensor& v, const Tensor& x, double value, const Tensor& like) {
   if (v.defined()) return v;
-  return Tensor::full({x.rank() == 0 ? 1 : x.shape().back()}, value, x.dtype(), x.device());
+  return Tensor::full({x.rank() == 0 ? 1 : x.shape().back()}, value, like.dtype(), x.device());
 }
 }  // namespace
 
@@ -161,7 +170,7 @@ BatchNormOutputs batch_norm_training(const Tensor& x, const Tensor& gamma, const
   static const OpDef& moments = OpRegistry::instance().find("batch_moments");
   static const OpDef& def = OpRegistry::instance().find("batch_norm_train");
   TensorList mv = run_op(moments, {x});
-  Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0), or_filled(beta, x, 0.0), mv[0], mv[1]}, Attrs{{"epsilon", epsilon}});
+  Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0, mv[0]), or_filled(beta, x, 0.0, mv[0]), mv[0], mv[1]}, Attrs{{"epsilon", epsilon}});
   return {y, mv[0], mv[1]};
 }
 
@@ -170,7 +179,7 @@ BatchNormOutputs batch_norm_relu_training(const Tensor& x, const Tensor& gamma, 
   static const OpDef& moments = OpRegistry::instance().find("batch_moments");
   static const OpDef& def = OpRegistry::instance().find("batch_norm_relu_train");
   TensorList mv = run_op(moments, {x});
-  Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0), or_filled(beta, x, 0.0), mv[0], mv[1]},
+  Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0, mv[0]), or_filled(beta, x, 0.0, mv[0]), mv[0], mv[1]},
                      Attrs{{"epsilon", epsilon}, {"activation", activation}});
   return {y, mv[0], mv[1]};
 }
@@ -178,7 +187,7 @@ BatchNormOutputs batch_norm_relu_training(const Tensor& x, const Tensor& gamma, 
 Tensor batch_norm_inference(const Tensor& x, const Tensor& mean, const Tensor& variance, const Tensor& gamma,
                             const Tensor& beta, double epsilon) {
   static const OpDef& def = OpRegistry::instance().find("batch_norm_inference");
-  return run_op1(def, {x, mean, variance, or_filled(gamma, x, 1.0), or_filled(beta, x, 0.0)}, Attrs{{"epsilon", epsilon}});
+  return run_op1(def, {x, mean, variance, or_filled(gamma, x, 1.0, mean), or_filled(beta, x, 0.0, mean)}, Attrs{{"epsilon", epsilon}});
 }
 
 }  // namespace ops

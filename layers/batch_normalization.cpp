@@ -110,22 +110,27 @@ std::string fused_activation(const CallContext& ctx) {
 }  // namespace
 
 TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallContext& ctx) {
-  // Two-byte inputs are normalized in float32 and the result rounded back, as Keras does.
+  // Two-byte inputs are normalized in float32 and the result rounded back, as Keras does: the
+  // batch-norm ops take them with the float32 statistics and weights and do exactly that (on
+  // bfloat16 CPUs in one pass, backend/cpu/norm_kernels.cpp); the masked and synchronized
+  // moments, made of other ops, get a float32 copy.
   const DType in_dtype = inputs[0].dtype();
-  if (is_half(in_dtype)) return {ops::cast(call({ops::cast(inputs[0], DType::float32)}, ctx)[0], in_dtype)};
+  const Tensor& mask = ctx.mask(0);
+  const collectives::Communicator* group = collectives::training_group();
+  const bool synchronized = options_.synchronized && group && group->size() > 1;
+  if (is_half(in_dtype) && ctx.training && trainable() && (mask.defined() || synchronized))
+    return {ops::cast(call({ops::cast(inputs[0], DType::float32)}, ctx)[0], in_dtype)};
   const std::string act = fused_activation(ctx);
   auto activated = [&](const Tensor& y) { return act.empty() ? y : ops::activation(act, y); };
   const Tensor& x = inputs[0];
   Tensor gamma = options_.scale ? gamma_.value() : Tensor();
   Tensor beta = options_.center ? beta_.value() : Tensor();
-  const Tensor& mask = ctx.mask(0);
   if (mask.defined() && mask.rank() + 1 != x.rank())
     fail<ShapeError>(where(), "a mask one rank below the input " + shape_str(x.shape()), "mask shape " + shape_str(mask.shape()));
   if (ctx.training && trainable()) {
     ops::BatchNormOutputs r;
     bool fused = false;  // r.y is activated already
-    const collectives::Communicator* group = collectives::training_group();
-    if (options_.synchronized && group && group->size() > 1) {
+    if (synchronized) {
       r = synchronized_moments(x, mask);
       r.y = ops::batch_norm_inference(x, r.mean, r.variance, gamma, beta, options_.epsilon);
     } else if (mask.defined()) {
@@ -140,8 +145,12 @@ TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallCont
     {
       NoGradGuard no_grad;
       const double m = options_.momentum;
-      moving_mean_.assign(ops::add(ops::multiply(moving_mean_.value(), m), ops::multiply(r.mean, 1.0 - m)));
-      moving_variance_.assign(ops::add(ops::multiply(moving_variance_.value(), m), ops::multiply(r.variance, 1.0 - m)));
+      // The batch statistics of two-byte inputs are float32, as Keras's; variables of a plain
+      // bfloat16 policy take them rounded.
+      auto like = [](const Tensor& t, const Variable& v) { return t.dtype() == v.dtype() ? t : ops::cast(t, v.dtype()); };
+      moving_mean_.assign(ops::add(ops::multiply(moving_mean_.value(), m), ops::multiply(like(r.mean, moving_mean_), 1.0 - m)));
+      moving_variance_.assign(
+          ops::add(ops::multiply(moving_variance_.value(), m), ops::multiply(like(r.variance, moving_variance_), 1.0 - m)));
     }
     return {fused ? r.y : activated(r.y)};
   }

@@ -14,10 +14,13 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include <omp.h>
 
+#include "backend/bf16_compute.h"
+#include "backend/cpu/bf16_convert.h"
 #include "backend/cpu/norm_reference.h"
 #include "backend/op_registry.h"
 
@@ -32,6 +35,18 @@ void dispatch_floating(DType t, const char* where, F&& f) {
 }
 
 int64_t channels(const Tensor& x) { return x.rank() == 0 ? 1 : x.shape().back(); }
+
+// Activations are stored as S (float, double, or uint16_t for bfloat16, which computes in float).
+template <class T, class S>
+T load(S v) {
+  if constexpr (std::is_same_v<S, uint16_t>) return bf16_load(v);
+  else return static_cast<T>(v);
+}
+template <class S, class T>
+S store(T v) {
+  if constexpr (std::is_same_v<S, uint16_t>) return bf16_round(static_cast<float>(v));
+  else return static_cast<S>(v);
+}
 
 template <class T>
 void forward_typed(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y, Tensor& mean,
@@ -176,15 +191,19 @@ void channel_sums(int64_t M, int64_t C, Row&& row, std::vector<double>& s1, std:
 
 // One pass, shifted by the first row so that a large mean does not swamp the variance:
 // var = E[(x - s)^2] - E[x - s]^2, clamped at 0.
+// S: float, or uint16_t for bfloat16 x (statistics in float32 all the same).
+template <class S>
 void moments_f32(const Tensor& x, Tensor& mean, Tensor& var) {
   const int64_t C = channels(x), M = C ? x.numel() / C : 0;
-  const float* px = x.data<float>();
-  const float* shift = px;
+  const S* px = static_cast<const S*>(x.raw_data());
+  std::vector<float> first_row(C);
+  for (int64_t c = 0; c < C; ++c) first_row[c] = load<float>(px[c]);
+  const float* __restrict shift = first_row.data();
   std::vector<double> s1, s2;
   channel_sums(M, C, [&](int64_t m, float* __restrict a1, float* __restrict a2) {
-    const float* __restrict row = px + m * C;
+    const S* __restrict row = px + m * C;
     for (int64_t c = 0; c < C; ++c) {
-      const float d = row[c] - shift[c];
+      const float d = load<float>(row[c]) - shift[c];
       a1[c] += d;
       a2[c] += d * d;
     }
@@ -200,12 +219,13 @@ void moments_f32(const Tensor& x, Tensor& mean, Tensor& var) {
 // reference's formula with the per-channel factors folded).
 // With a ReLU window the incoming gradient is masked where y = x * a + b (recomputed) falls
 // outside it, in both passes: the ReLU's gradient pass is gone.
-template <bool kRelu>
+// S as moments_f32's: the gradient, x and dx stored as S, everything else float32.
+template <bool kRelu, class S>
 void backward_f32(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& var,
                   double eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta, ReluWindow relu = {}) {
   const int64_t C = channels(x), M = C ? x.numel() / C : 0;
-  const float* pg = grad.data<float>();
-  const float* px = x.data<float>();
+  const S* pg = static_cast<const S*>(grad.raw_data());
+  const S* px = static_cast<const S*>(x.raw_data());
   const float* mu = mean.data<float>();
   std::vector<float> ya, yb;
   if (kRelu) affine_of<float>(mean, var, gamma, *relu.beta, eps, ya, yb);
@@ -222,12 +242,13 @@ void backward_f32(const Tensor& grad, const Tensor& x, const Tensor& gamma, cons
   };
   std::vector<double> s1, s2;
   channel_sums(M, C, [&](int64_t m, float* __restrict a1, float* __restrict a2) {
-    const float* __restrict g = pg + m * C;
-    const float* __restrict xr = px + m * C;
+    const S* __restrict g = pg + m * C;
+    const S* __restrict xr = px + m * C;
     for (int64_t c = 0; c < C; ++c) {
-      const float gm = masked(g[c], xr[c], c);
+      const float xv = load<float>(xr[c]);
+      const float gm = masked(load<float>(g[c]), xv, c);
       a1[c] += gm;
-      a2[c] += gm * (xr[c] - mu[c]);
+      a2[c] += gm * (xv - mu[c]);
     }
   }, s1, s2);
   std::vector<float> A(C), B(C), K(C);
@@ -245,25 +266,38 @@ void backward_f32(const Tensor& grad, const Tensor& x, const Tensor& gamma, cons
   const float* __restrict pa = A.data();
   const float* __restrict pb = B.data();
   const float* __restrict pk = K.data();
-  float* pd = dx.data<float>();
+  S* pd = static_cast<S*>(dx.raw_data());
 #pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
   for (int64_t m = 0; m < M; ++m) {
-    const float* __restrict g = pg + m * C;
-    const float* __restrict xr = px + m * C;
-    float* __restrict d = pd + m * C;
-    for (int64_t c = 0; c < C; ++c) d[c] = pa[c] * masked(g[c], xr[c], c) + pb[c] * xr[c] + pk[c];
+    const S* __restrict g = pg + m * C;
+    const S* __restrict xr = px + m * C;
+    S* __restrict d = pd + m * C;
+    for (int64_t c = 0; c < C; ++c) {
+      const float xv = load<float>(xr[c]);
+      d[c] = store<S>(pa[c] * masked(load<float>(g[c]), xv, c) + pb[c] * xv + pk[c]);
+    }
   }
 }
 
-// y = x * a + b, clamped to [0, hi] when relu_hi is set (the fused ReLU / ReLU6).
-template <class T>
+// y = x * a + b, clamped to [0, hi] when relu_hi is set (the fused ReLU / ReLU6); computed in T,
+// x and y stored as S (bfloat16 x: S = uint16_t, T = float).
+template <class T, class S = T>
 void inference_typed(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& gamma, const Tensor& beta,
                      double eps, Tensor& y, std::optional<double> relu_hi = std::nullopt) {
   const int64_t C = channels(x), M = C ? x.numel() / C : 0;
   std::vector<T> a, b;
   affine_of<T>(mean, var, gamma, beta, eps, a, b);
-  const T* px = static_cast<const T*>(x.raw_data());
-  T* py = static_cast<T*>(y.raw_data());
+  const S* px = static_cast<const S*>(x.raw_data());
+  S* py = static_cast<S*>(y.raw_data());
+  if constexpr (std::is_same_v<S, uint16_t>) {
+    static_assert(std::is_same_v<T, float>);
+    const float hi = relu_hi ? static_cast<float>(*relu_hi) : 0.f;
+    const int64_t chunk = 256;  // rows per task
+#pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
+    for (int64_t m = 0; m < M; m += chunk)
+      affine_rows_bf16(px + m * C, py + m * C, std::min(chunk, M - m), C, a.data(), b.data(), relu_hi.has_value(), hi);
+    return;
+  }
   const T* pa = a.data();
   const T* pb = b.data();
   if (relu_hi) {
@@ -271,14 +305,14 @@ void inference_typed(const Tensor& x, const Tensor& mean, const Tensor& var, con
 #pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
     for (int64_t m = 0; m < M; ++m)
       for (int64_t c = 0; c < C; ++c) {
-        const T v = px[m * C + c] * pa[c] + pb[c];
-        py[m * C + c] = v > T(0) ? (v < hi ? v : hi) : (v != v ? v : T(0));  // NaN stays, as in ReLU
+        const T v = load<T>(px[m * C + c]) * pa[c] + pb[c];
+        py[m * C + c] = store<S>(v > T(0) ? (v < hi ? v : hi) : (v != v ? v : T(0)));  // NaN stays, as in ReLU
       }
     return;
   }
 #pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
   for (int64_t m = 0; m < M; ++m)
-    for (int64_t c = 0; c < C; ++c) py[m * C + c] = px[m * C + c] * pa[c] + pb[c];
+    for (int64_t c = 0; c < C; ++c) py[m * C + c] = store<S>(load<T>(px[m * C + c]) * pa[c] + pb[c]);
 }
 
 }  // namespace
@@ -297,12 +331,15 @@ void batch_norm_backward_reference(const Tensor& grad, const Tensor& x, const Te
 }
 
 void batch_moments(const Tensor& x, Tensor& mean, Tensor& var) {
-  if (x.dtype() == DType::float32 && x.numel() > 0) return moments_f32(x, mean, var);
+  if (x.dtype() == DType::float32 && x.numel() > 0) return moments_f32<float>(x, mean, var);
+  if (x.dtype() == DType::bfloat16 && x.numel() > 0) return moments_f32<uint16_t>(x, mean, var);
   dispatch_floating(x.dtype(), "batch_moments kernel", [&](auto tag) { moments_typed<decltype(tag)>(x, mean, var); });
 }
 
 void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& gamma, const Tensor& beta,
                       double epsilon, Tensor& y) {
+  if (x.dtype() == DType::bfloat16)
+    return inference_typed<float, uint16_t>(x, mean, var, gamma, beta, epsilon, y);
   dispatch_floating(x.dtype(), "batch_norm kernel",
                     [&](auto tag) { inference_typed<decltype(tag)>(x, mean, var, gamma, beta, epsilon, y); });
 }
@@ -316,13 +353,17 @@ void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta
 
 void batch_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                          const Tensor& var, double epsilon, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  if (x.dtype() == DType::bfloat16)
+    return backward_f32<false, uint16_t>(grad, x, gamma, mean, var, epsilon, dx, dgamma, dbeta);
   if (x.dtype() != DType::float32 || x.numel() == 0)
     return batch_norm_backward_reference(grad, x, gamma, mean, var, epsilon, dx, dgamma, dbeta);
-  backward_f32<false>(grad, x, gamma, mean, var, epsilon, dx, dgamma, dbeta);
+  backward_f32<false, float>(grad, x, gamma, mean, var, epsilon, dx, dgamma, dbeta);
 }
 
 void batch_norm_apply_relu(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& gamma,
                            const Tensor& beta, double epsilon, double hi, Tensor& y) {
+  if (x.dtype() == DType::bfloat16)
+    return inference_typed<float, uint16_t>(x, mean, var, gamma, beta, epsilon, y, hi);
   dispatch_floating(x.dtype(), "batch_norm_relu kernel",
                     [&](auto tag) { inference_typed<decltype(tag)>(x, mean, var, gamma, beta, epsilon, y, hi); });
 }
@@ -332,7 +373,9 @@ void batch_norm_relu_backward(const Tensor& grad, const Tensor& x, const Tensor&
                               Tensor& dgamma, Tensor& dbeta) {
   const ReluWindow relu{&beta, hi};
   if (x.dtype() == DType::float32 && x.numel() > 0)
-    return backward_f32<true>(grad, x, gamma, mean, var, epsilon, dx, dgamma, dbeta, relu);
+    return backward_f32<true, float>(grad, x, gamma, mean, var, epsilon, dx, dgamma, dbeta, relu);
+  if (x.dtype() == DType::bfloat16)
+    return backward_f32<true, uint16_t>(grad, x, gamma, mean, var, epsilon, dx, dgamma, dbeta, relu);
   dispatch_floating(x.dtype(), "batch_norm_relu_train_grad kernel", [&](auto tag) {
     backward_typed<decltype(tag)>(grad, x, gamma, mean, var, epsilon, dx, dgamma, dbeta, relu);
   });
@@ -367,7 +410,24 @@ void batch_norm_relu_train_grad_cpu(const TensorList& in, TensorList& out, const
   cpu::batch_norm_relu_backward(in[0], in[1], in[2], in[3], in[4], in[5], a.get_float("epsilon"), relu_hi(a), out[0], out[1],
                                 out[2]);
 }
+// The bfloat16 kernels (backend/bf16_compute.h): the first `activations` inputs bfloat16, the
+// statistics and weights float32 (what BatchNormalization passes under mixed_bfloat16) run the
+// loops above reading and writing bfloat16 in one pass; other mixes are converted.
+KernelFn bf16(KernelFn f32, size_t activations) {
+  return [f32, activations](const TensorList& in, TensorList& out, const Attrs& a) {
+    bool direct = in[0].numel() > 0;
+    for (size_t i = activations; i < in.size(); ++i) direct = direct && in[i].dtype() == DType::float32;
+    if (direct) f32(in, out, a);
+    else run_bf16_in_float32(f32, in, out, a);
+  };
+}
 }  // namespace
+KERAS_REGISTER_BF16_KERNEL(batch_norm_relu_train, cpu, bf16(batch_norm_relu_train_cpu, 1));
+KERAS_REGISTER_BF16_KERNEL(batch_norm_relu_train_grad, cpu, bf16(batch_norm_relu_train_grad_cpu, 2));
+KERAS_REGISTER_BF16_KERNEL(batch_norm_train, cpu, bf16(batch_norm_train_cpu, 1));
+KERAS_REGISTER_BF16_KERNEL(batch_norm_train_grad, cpu, bf16(batch_norm_train_grad_cpu, 2));
+KERAS_REGISTER_BF16_KERNEL(batch_moments, cpu, bf16(batch_moments_cpu, 1));
+KERAS_REGISTER_BF16_KERNEL(batch_norm_inference, cpu, bf16(batch_norm_inference_cpu, 1));
 KERAS_REGISTER_KERNEL(batch_norm_relu_train, cpu, batch_norm_relu_train_cpu);
 KERAS_REGISTER_KERNEL(batch_norm_relu_train_grad, cpu, batch_norm_relu_train_grad_cpu);
 KERAS_REGISTER_KERNEL(batch_norm_train, cpu, batch_norm_train_cpu);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/autodiff.h"
+#include "backend/cpu/bf16_convert.h"
 #include "backend/half.h"
 #include "backend/ops.h"
 #include "backend/ops_conv.h"
@@ -93,6 +94,29 @@ TEST(HalfConversions, BFloat16KeepsSpecialValues) {
   EXPECT_EQ(float_to_bfloat16(std::numeric_limits<float>::max()), 0x7f80);  // rounds past the largest: inf
   EXPECT_EQ(float_to_bfloat16(-0.f), 0x8000);
   EXPECT_EQ(float_to_bfloat16(std::numeric_limits<float>::denorm_min()), 0x0000);
+}
+
+TEST(HalfConversions, VectorisedBFloat16ConversionsAgreeWithTheScalarOnes) {
+  // Every high half with the low halves around the rounding ties (and NaN payloads), through the
+  // array conversions and through astype (large enough to be split over threads).
+  std::vector<float> f;
+  for (uint32_t hi = 0; hi < 0x10000u; ++hi)
+    for (uint32_t lo : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) f.push_back(float_of(hi << 16 | lo));
+  const auto n = static_cast<int64_t>(f.size());
+  std::vector<uint16_t> b(f.size());
+  cpu::floats_to_bf16(f.data(), b.data(), n);
+  std::vector<float> back(f.size());
+  cpu::bf16_to_floats(b.data(), back.data(), n);
+  for (size_t i = 0; i < f.size(); ++i) {
+    ASSERT_EQ(b[i], float_to_bfloat16(f[i])) << std::hex << bits_of(f[i]);
+    ASSERT_EQ(bits_of(back[i]), bits_of(bfloat16_to_float(b[i])));
+  }
+  const Tensor t = Tensor::from_vector(f, {n});
+  const Tensor h = t.astype(DType::bfloat16);
+  const auto* hb = static_cast<const uint16_t*>(h.raw_data());
+  for (size_t i = 0; i < f.size(); ++i) ASSERT_EQ(hb[i], b[i]) << i;
+  const std::vector<float> round_trip = h.astype(DType::float32).to_vector<float>();
+  for (size_t i = 0; i < f.size(); ++i) ASSERT_EQ(bits_of(round_trip[i]), bits_of(back[i])) << i;
 }
 
 TEST(HalfConversions, Float16RangeAndSubnormals) {

@@ -1,0 +1,101 @@
+// The bfloat16 CPU kernels (backend/bf16_compute.h) of the elementwise ops between the
+// convolutions of a mixed_bfloat16 convnet: add, subtract and multiply of two tensors of one
+// shape, relu and relu_grad. Each reads bfloat16, computes in float32 and rounds once, which is
+// what run_op's float32 path gives (convert the inputs, run, round the output) in one pass over
+// memory instead of four. Other shapes (broadcasting) take that path.
+#include <omp.h>
+
+#include "backend/bf16_compute.h"
+#include "backend/cpu/bf16_convert.h"
+#include "backend/op_registry.h"
+
+namespace keras {
+namespace {
+
+enum class Binary { add, subtract, multiply };
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void binary_span(Binary op, const uint16_t* __restrict a,
+                                                                             const uint16_t* __restrict b,
+                                                                             uint16_t* __restrict out, int64_t n) {
+  using cpu::bf16_load, cpu::bf16_round;
+  switch (op) {
+    case Binary::add:
+      for (int64_t i = 0; i < n; ++i) out[i] = bf16_round(bf16_load(a[i]) + bf16_load(b[i]));
+      return;
+    case Binary::subtract:
+      for (int64_t i = 0; i < n; ++i) out[i] = bf16_round(bf16_load(a[i]) - bf16_load(b[i]));
+      return;
+    case Binary::multiply:
+      for (int64_t i = 0; i < n; ++i) out[i] = bf16_round(bf16_load(a[i]) * bf16_load(b[i]));
+      return;
+  }
+}
+
+// The tests on the bits, in 16-bit integer lanes so that the loops vectorise without branches
+// (a branch on random signs mispredicts half the time): bfloat16 b > 0 exactly when it is
+// positive as an int16 and not a NaN (above 0x7f80, infinity); b is a NaN when its magnitude
+// bits exceed 0x7f80.
+inline bool positive(uint16_t b) { return (static_cast<int16_t>(b) > 0) & (b <= 0x7f80u); }
+inline bool is_nan(uint16_t b) { return static_cast<int16_t>(b & 0x7fffu) > 0x7f80; }
+
+// relu keeps x where x > 0 or x is NaN (as the float32 kernel): the same bits, no rounding.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void relu_span(const uint16_t* __restrict x,
+                                                                           uint16_t* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t keep = static_cast<uint16_t>(-static_cast<int>(positive(x[i]) | is_nan(x[i])));
+    out[i] = x[i] & keep;
+  }
+}
+
+// relu_grad(grad, y): grad where y > 0, else 0 (relu'(0) = 0, as the float32 kernel).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void relu_grad_span(const uint16_t* __restrict g,
+                                                                                const uint16_t* __restrict y,
+                                                                                uint16_t* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = g[i] & static_cast<uint16_t>(-static_cast<int>(positive(y[i])));
+}
+
+// f(begin, end) over contiguous spans, one per thread for large tensors.
+template <class F>
+void over_spans(int64_t n, F&& f) {
+#pragma omp parallel if (n > (1 << 15))
+  {
+    const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+    f(n * id / nt, n * (id + 1) / nt);
+  }
+}
+
+const uint16_t* bits(const Tensor& t) { return static_cast<const uint16_t*>(t.raw_data()); }
+uint16_t* bits(Tensor& t) { return static_cast<uint16_t*>(t.raw_data()); }
+
+KernelFn binary(const char* op_name, Binary op) {
+  return [op_name, op](const TensorList& in, TensorList& out, const Attrs& attrs) {
+    const bool direct = in[0].shape() == in[1].shape() && in[0].dtype() == DType::bfloat16 &&
+                        in[1].dtype() == DType::bfloat16 && out[0].dtype() == DType::bfloat16;
+    if (!direct) {
+      const KernelFn& f32 = OpRegistry::instance().find(op_name).kernels[static_cast<int>(DeviceKind::cpu)];
+      return run_bf16_in_float32(f32, in, out, attrs);
+    }
+    over_spans(out[0].numel(), [&](int64_t b, int64_t e) {
+      binary_span(op, bits(in[0]) + b, bits(in[1]) + b, bits(out[0]) + b, e - b);
+    });
+  };
+}
+
+void relu_bf16(const TensorList& in, TensorList& out, const Attrs&) {
+  over_spans(out[0].numel(), [&](int64_t b, int64_t e) { relu_span(bits(in[0]) + b, bits(out[0]) + b, e - b); });
+}
+
+void relu_grad_bf16(const TensorList& in, TensorList& out, const Attrs&) {
+  over_spans(out[0].numel(),
+             [&](int64_t b, int64_t e) { relu_grad_span(bits(in[0]) + b, bits(in[1]) + b, bits(out[0]) + b, e - b); });
+}
+
+}  // namespace
+
+KERAS_REGISTER_BF16_KERNEL(add, cpu, binary("add", Binary::add));
+KERAS_REGISTER_BF16_KERNEL(subtract, cpu, binary("subtract", Binary::subtract));
+KERAS_REGISTER_BF16_KERNEL(multiply, cpu, binary("multiply", Binary::multiply));
+KERAS_REGISTER_BF16_KERNEL(relu, cpu, relu_bf16);
+KERAS_REGISTER_BF16_KERNEL(relu_grad, cpu, relu_grad_bf16);
+
+}  // namespace keras
