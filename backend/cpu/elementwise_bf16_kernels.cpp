@@ -1,6 +1,6 @@
 // The bfloat16 CPU kernels (backend/bf16_compute.h) of the elementwise ops between the
 // convolutions of a mixed_bfloat16 convnet: add, subtract and multiply of two tensors of one
-// shape, relu and relu_grad. Each reads bfloat16, computes in float32 and rounds once, which is
+// shape, relu, relu_grad and the fused relu's gradient (dense_activation_grad). Each reads bfloat16, computes in float32 and rounds once, which is
 // what run_op's float32 path gives (convert the inputs, run, round the output) in one pass over
 // memory instead of four. Other shapes (broadcasting) take that path.
 #include <omp.h>
@@ -90,6 +90,14 @@ void relu_grad_bf16(const TensorList& in, TensorList& out, const Attrs&) {
              [&](int64_t b, int64_t e) { relu_grad_span(bits(in[0]) + b, bits(in[1]) + b, bits(out[0]) + b, e - b); });
 }
 
+// The gradient of a convolution's or dense layer's fused activation (grad, y): relu's is
+// relu_grad; the others convert.
+void activation_grad_bf16(const TensorList& in, TensorList& out, const Attrs& attrs) {
+  if (attrs.get_string("activation") == "relu") return relu_grad_bf16(in, out, attrs);
+  const auto& f32 = OpRegistry::instance().find("dense_activation_grad").kernels[static_cast<int>(DeviceKind::cpu)];
+  run_bf16_in_float32(f32, in, out, attrs);
+}
+
 }  // namespace
 
 KERAS_REGISTER_BF16_KERNEL(add, cpu, binary("add", Binary::add));
@@ -97,5 +105,6 @@ KERAS_REGISTER_BF16_KERNEL(subtract, cpu, binary("subtract", Binary::subtract));
 KERAS_REGISTER_BF16_KERNEL(multiply, cpu, binary("multiply", Binary::multiply));
 KERAS_REGISTER_BF16_KERNEL(relu, cpu, relu_bf16);
 KERAS_REGISTER_BF16_KERNEL(relu_grad, cpu, relu_grad_bf16);
+KERAS_REGISTER_BF16_KERNEL(dense_activation_grad, cpu, activation_grad_bf16);
 
 }  // namespace keras

@@ -11,6 +11,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backend/bf16_compute.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/cpu/pool_reference.h"
 #include "backend/ops_nn.h"
@@ -217,20 +218,20 @@ void avg_pool2d_backward_reference(const Tensor& grad, Tensor& dx, const PoolPar
 
 void max_pool2d_forward(const Tensor& x, Tensor& y, Tensor& indices, const PoolParams& p) {
   if (y.numel() == 0) return;
-  if (x.dtype() == DType::float32) return max_pool2d_forward_f32(x, y, &indices, p);
+  if (x.dtype() == DType::float32 || x.dtype() == DType::bfloat16) return max_pool2d_forward_f32(x, y, &indices, p);
   max_pool2d_forward_reference(x, y, indices, p);
 }
 
 void max_pool2d_forward_inference(const Tensor& x, Tensor& y, const PoolParams& p) {
   if (y.numel() == 0) return;
-  if (x.dtype() == DType::float32) return max_pool2d_forward_f32(x, y, nullptr, p);
+  if (x.dtype() == DType::float32 || x.dtype() == DType::bfloat16) return max_pool2d_forward_f32(x, y, nullptr, p);
   Tensor indices = Tensor::empty(y.shape(), DType::int32);
   max_pool2d_forward_reference(x, y, indices, p);
 }
 
 void max_pool2d_backward(const Tensor& grad, const Tensor& indices, Tensor& dx, const PoolParams& p) {
   if (dx.numel() == 0) return;
-  if (grad.dtype() == DType::float32 && max_pool2d_windows_disjoint(p))
+  if ((grad.dtype() == DType::float32 || grad.dtype() == DType::bfloat16) && max_pool2d_windows_disjoint(p))
     return max_pool2d_backward_f32(grad, indices, dx, p);
   max_pool2d_backward_reference(grad, indices, dx, p);
 }
@@ -279,8 +280,18 @@ void avg_pool2d_grad_cpu(const TensorList& in, TensorList& out, const Attrs& a) 
   cpu::avg_pool2d_backward(in[0], out[0], grad_params(a));
 }
 
+// bfloat16 max pooling (backend/bf16_compute.h) runs the float32 loops on the bfloat16 values
+// (exact: a maximum is one of its inputs); overlapping windows' backward converts.
+void max_pool2d_grad_bf16(const TensorList& in, TensorList& out, const Attrs& a) {
+  if (cpu::max_pool2d_windows_disjoint(grad_params(a))) return max_pool2d_grad_cpu(in, out, a);
+  run_bf16_in_float32(max_pool2d_grad_cpu, in, out, a);
+}
+
 }  // namespace
 
+KERAS_REGISTER_BF16_KERNEL(max_pool2d, cpu, max_pool2d_cpu);
+KERAS_REGISTER_BF16_KERNEL(max_pool2d_inference, cpu, max_pool2d_inference_cpu);
+KERAS_REGISTER_BF16_KERNEL(max_pool2d_grad, cpu, max_pool2d_grad_bf16);
 KERAS_REGISTER_KERNEL(max_pool2d, cpu, max_pool2d_cpu);
 KERAS_REGISTER_KERNEL(max_pool2d_inference, cpu, max_pool2d_inference_cpu);
 KERAS_REGISTER_KERNEL(max_pool2d_grad, cpu, max_pool2d_grad_cpu);

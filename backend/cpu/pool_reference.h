@@ -27,8 +27,9 @@ void max_pool2d_backward_reference(const Tensor& grad, const Tensor& indices, Te
 void avg_pool2d_forward_reference(const Tensor& x, Tensor& y, const PoolParams& p);
 void avg_pool2d_backward_reference(const Tensor& grad, Tensor& dx, const PoolParams& p);
 
-// Vectorised float32 max pooling (max_pool_kernels.cpp: why not oneDNN). The forward writes y and,
-// when `indices` is not null, the indices; it matches the reference bit for bit.
+// Vectorised float32 max pooling (max_pool_kernels.cpp: why not oneDNN), also for bfloat16
+// tensors. The forward writes y and, when `indices` is not null, the indices; it matches the
+// reference bit for bit.
 void max_pool2d_forward_f32(const Tensor& x, Tensor& y, Tensor* indices, const PoolParams& p);
 // True when no input position lies in two windows (strides >= pool_size on both axes).
 bool max_pool2d_windows_disjoint(const PoolParams& p);

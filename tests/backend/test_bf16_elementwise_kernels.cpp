@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "backend/autodiff.h"
@@ -218,5 +219,39 @@ TEST(Bf16ElementwiseKernels, MixedBatchNormalizationNormalizesInOnePassLikeTheFl
     ASSERT_EQ(mixed[i].dtype(), DType::float32) << i;
     const auto a = mixed[i].to_vector<float>(), b = full[i].to_vector<float>();
     for (size_t j = 0; j < a.size(); ++j) EXPECT_NEAR(a[j], b[j], 0.02f * (1 + std::fabs(b[j]))) << i << " " << j;
+  }
+}
+
+TEST(Bf16ElementwiseKernels, MaxPoolingAndTheFusedReluGradientGiveTheFloat32PathsValues) {
+  REQUIRE_BF16_KERNELS();
+  // Max pooling is exact in bfloat16 (a maximum is one of its inputs): the same values and
+  // gradients with disjoint windows (the vector loops, 5 channels: one vector and a tail) and with
+  // overlapping ones (the backward converts), NaNs included; under a tape and without one.
+  const Tensor x = special_bf16({2, 9, 8, 5}, 30), g_relu = random_bf16({2, 9, 8, 5}, 31);
+  for (const auto& [pool, stride, padding] :
+       {std::tuple{ops::Size2{2, 2}, ops::Size2{2, 2}, std::string("valid")}, std::tuple{ops::Size2{3, 3}, ops::Size2{2, 2}, std::string("same")}}) {
+    uint64_t runs = 0;
+    auto [native, float32] = both_paths(
+        [&] {
+          Tensor xv = x.clone().set_requires_grad(true);
+          GradientTape tape;
+          Tensor y = ops::max_pool2d(xv, pool, stride, padding);
+          Tensor w = random_bf16(y.shape(), 32);
+          Tensor loss = ops::sum(ops::cast(ops::multiply(y, w), DType::float32));
+          return TensorList{y, tape.gradient(loss, {xv})[0], ops::max_pool2d(x, pool, stride, padding)};
+        },
+        &runs);
+    EXPECT_GE(runs, 3u);
+    expect_same_bits(native[0], float32[0], "max_pool2d " + padding);
+    expect_same_bits(native[1], float32[1], "max_pool2d_grad " + padding);
+    expect_same_bits(native[2], float32[2], "max_pool2d (no tape) " + padding);
+  }
+  // dense_activation_grad (the gradient of a convolution's fused activation): relu in bfloat16,
+  // the others through float32.
+  for (const std::string act : {"relu", "sigmoid"}) {
+    const Tensor y = act == "relu" ? x : random_bf16(x.shape(), 33, 0.5f, 0.5f);
+    auto [native, float32] = both_paths(
+        [&] { return run_op("dense_activation_grad", {g_relu, y}, Attrs{{"activation", act}}); });
+    expect_same_bits(native[0], float32[0], "dense_activation_grad " + act);
   }
 }
