@@ -31,10 +31,4 @@ inline uint16_t bf16_round(float f) {
 void floats_to_bf16(const float* s, uint16_t* d, int64_t n);
 void bf16_to_floats(const uint16_t* s, float* d, int64_t n);
 
-// Rows m < M of C channels: y = bf16_round(x * a[c] + b[c]), clamped to [0, hi] first when
-// `relu` (a NaN stays NaN): batch normalization's affine map with its fused ReLU / ReLU6 on
-// bfloat16 activations.
-void affine_rows_bf16(const uint16_t* x, uint16_t* y, int64_t M, int64_t C, const float* a, const float* b, bool relu,
-                      float hi);
-
 }  // namespace keras::cpu

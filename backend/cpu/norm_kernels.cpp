@@ -2,8 +2,10 @@
 //
 // Training forward = batch_moments, then the per-channel affine map y = x * a + b (the loop of
 // batch_norm_inference); backward = one pass of per-channel sums, one pass writing dx. float32
-// runs the loops below (float sums over blocks of rows, double across blocks); float64 runs the
-// reference loops (double throughout, two passes for the moments), which tests compare against.
+// runs the row loops of norm_rows.h (float sums over blocks of rows, double across blocks), and so
+// do bfloat16 activations beside float32 statistics (mixed_bfloat16, registered as bf16 kernels
+// at the end); float64 runs the reference loops (double throughout, two passes for the moments),
+// which tests compare against.
 //
 // No oneDNN here: measured on the 2-core AMD EPYC (AVX2), one thread, process CPU time, x
 // (64, 32, 32, 16): oneDNN 2.6's fused forward_training 0.50 ms against 0.21 ms for these
@@ -22,6 +24,7 @@
 #include "backend/bf16_compute.h"
 #include "backend/cpu/bf16_convert.h"
 #include "backend/cpu/norm_reference.h"
+#include "backend/cpu/norm_rows.h"
 #include "backend/op_registry.h"
 
 namespace keras::cpu {
@@ -35,6 +38,7 @@ void dispatch_floating(DType t, const char* where, F&& f) {
 }
 
 int64_t channels(const Tensor& x) { return x.rank() == 0 ? 1 : x.shape().back(); }
+constexpr int64_t kRowsPerTask = 256;  // rows of one parallel task in the single-pass loops
 
 // Activations are stored as S (float, double, or uint16_t for bfloat16, which computes in float).
 template <class T, class S>
@@ -165,10 +169,10 @@ void moments_typed(const Tensor& x, Tensor& mean, Tensor& var) {
 
 // Two per-channel sums over the rows of an (M, C) problem, for the float32 kernels: each thread
 // accumulates blocks of kRows rows in float (vectorised over channels) and adds each block's sums
-// into double, so rounding stays at the level of one block. `row(m, a1, a2)` adds row m's terms
-// into the float arrays a1 and a2 (C each).
-template <class Row>
-void channel_sums(int64_t M, int64_t C, Row&& row, std::vector<double>& s1, std::vector<double>& s2) {
+// into double, so rounding stays at the level of one block. `rows(m, count, a1, a2)` adds the
+// terms of rows [m, m + count) into the float arrays a1 and a2 (C each).
+template <class Rows>
+void channel_sums(int64_t M, int64_t C, Rows&& rows, std::vector<double>& s1, std::vector<double>& s2) {
   constexpr int64_t kRows = 128;
   s1.assign(C, 0.0);
   s2.assign(C, 0.0);
@@ -181,7 +185,8 @@ void channel_sums(int64_t M, int64_t C, Row&& row, std::vector<double>& s1, std:
     for (int64_t b = blocks * id / nt, end = blocks * (id + 1) / nt; b < end; ++b) {
       std::fill(b1.begin(), b1.end(), 0.f);
       std::fill(b2.begin(), b2.end(), 0.f);
-      for (int64_t m = b * kRows, m_end = std::min(M, m + kRows); m < m_end; ++m) row(m, b1.data(), b2.data());
+      const int64_t m = b * kRows;
+      rows(m, std::min(kRows, M - m), b1.data(), b2.data());
       for (int64_t c = 0; c < C; ++c) t1[c] += b1[c], t2[c] += b2[c];
     }
 #pragma omp critical
@@ -198,15 +203,10 @@ void moments_f32(const Tensor& x, Tensor& mean, Tensor& var) {
   const S* px = static_cast<const S*>(x.raw_data());
   std::vector<float> first_row(C);
   for (int64_t c = 0; c < C; ++c) first_row[c] = load<float>(px[c]);
-  const float* __restrict shift = first_row.data();
+  const float* shift = first_row.data();
   std::vector<double> s1, s2;
-  channel_sums(M, C, [&](int64_t m, float* __restrict a1, float* __restrict a2) {
-    const S* __restrict row = px + m * C;
-    for (int64_t c = 0; c < C; ++c) {
-      const float d = load<float>(row[c]) - shift[c];
-      a1[c] += d;
-      a2[c] += d * d;
-    }
+  channel_sums(M, C, [&](int64_t m, int64_t count, float* a1, float* a2) {
+    moment_rows(px + m * C, count, C, shift, a1, a2);
   }, s1, s2);
   for (int64_t c = 0; c < C; ++c) {
     const double d = s1[c] / static_cast<double>(M);
@@ -228,28 +228,14 @@ void backward_f32(const Tensor& grad, const Tensor& x, const Tensor& gamma, cons
   const S* px = static_cast<const S*>(x.raw_data());
   const float* mu = mean.data<float>();
   std::vector<float> ya, yb;
-  if (kRelu) affine_of<float>(mean, var, gamma, *relu.beta, eps, ya, yb);
-  const float* __restrict sa = ya.data();
-  const float* __restrict sb = yb.data();
-  const float hi = static_cast<float>(relu.hi);
-  // A select, not a branch: the vectoriser turns it into a blend (a branch on random signs
-  // mispredicted half the time and made the kernel ten times slower).
-  auto masked = [sa, sb, hi](float g, float xv, int64_t c) {
-    if constexpr (!kRelu) return g;
-    const float y = xv * sa[c] + sb[c];
-    const bool keep = (y > 0.f) & (y < hi);
-    return keep ? g : 0.f;
-  };
+  ReluRows window;  // the fused ReLU's mask, recomputed from x (norm_rows.h)
+  if (kRelu) {
+    affine_of<float>(mean, var, gamma, *relu.beta, eps, ya, yb);
+    window = {ya.data(), yb.data(), static_cast<float>(relu.hi)};
+  }
   std::vector<double> s1, s2;
-  channel_sums(M, C, [&](int64_t m, float* __restrict a1, float* __restrict a2) {
-    const S* __restrict g = pg + m * C;
-    const S* __restrict xr = px + m * C;
-    for (int64_t c = 0; c < C; ++c) {
-      const float xv = load<float>(xr[c]);
-      const float gm = masked(load<float>(g[c]), xv, c);
-      a1[c] += gm;
-      a2[c] += gm * (xv - mu[c]);
-    }
+  channel_sums(M, C, [&](int64_t m, int64_t count, float* a1, float* a2) {
+    grad_sum_rows(pg + m * C, px + m * C, count, C, mu, window, a1, a2);
   }, s1, s2);
   std::vector<float> A(C), B(C), K(C);
   const double inv_m = 1.0 / static_cast<double>(M);
@@ -263,20 +249,11 @@ void backward_f32(const Tensor& grad, const Tensor& x, const Tensor& gamma, cons
     B[c] = static_cast<float>(-a * rstd * dg * inv_m);
     K[c] = static_cast<float>(a * inv_m * (rstd * dg * mu[c] - db));
   }
-  const float* __restrict pa = A.data();
-  const float* __restrict pb = B.data();
-  const float* __restrict pk = K.data();
   S* pd = static_cast<S*>(dx.raw_data());
 #pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
-  for (int64_t m = 0; m < M; ++m) {
-    const S* __restrict g = pg + m * C;
-    const S* __restrict xr = px + m * C;
-    S* __restrict d = pd + m * C;
-    for (int64_t c = 0; c < C; ++c) {
-      const float xv = load<float>(xr[c]);
-      d[c] = store<S>(pa[c] * masked(load<float>(g[c]), xv, c) + pb[c] * xv + pk[c]);
-    }
-  }
+  for (int64_t m = 0; m < M; m += kRowsPerTask)
+    grad_dx_rows(pg + m * C, px + m * C, pd + m * C, std::min(kRowsPerTask, M - m), C, A.data(), B.data(), K.data(),
+                 window);
 }
 
 // y = x * a + b, clamped to [0, hi] when relu_hi is set (the fused ReLU / ReLU6); computed in T,
@@ -289,13 +266,11 @@ void inference_typed(const Tensor& x, const Tensor& mean, const Tensor& var, con
   affine_of<T>(mean, var, gamma, beta, eps, a, b);
   const S* px = static_cast<const S*>(x.raw_data());
   S* py = static_cast<S*>(y.raw_data());
-  if constexpr (std::is_same_v<S, uint16_t>) {
-    static_assert(std::is_same_v<T, float>);
+  if constexpr (std::is_same_v<T, float>) {  // float32 or bfloat16 activations: norm_rows.h
     const float hi = relu_hi ? static_cast<float>(*relu_hi) : 0.f;
-    const int64_t chunk = 256;  // rows per task
 #pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
-    for (int64_t m = 0; m < M; m += chunk)
-      affine_rows_bf16(px + m * C, py + m * C, std::min(chunk, M - m), C, a.data(), b.data(), relu_hi.has_value(), hi);
+    for (int64_t m = 0; m < M; m += kRowsPerTask)
+      affine_rows(px + m * C, py + m * C, std::min(kRowsPerTask, M - m), C, a.data(), b.data(), relu_hi.has_value(), hi);
     return;
   }
   const T* pa = a.data();
