@@ -10,13 +10,17 @@
 namespace keras {
 
 // float32 -> bfloat16: the top 16 bits, rounded to nearest even; a NaN stays a (quiet) NaN
-// instead of rounding into infinity.
+// instead of rounding into infinity. Written without a branch so that loops of it vectorise (the
+// CPU's bfloat16 kernels convert whole rows with it).
 inline uint16_t float_to_bfloat16(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (u >> 16) | 0x40u;
+  // Signed compare of the magnitude (never negative as int32): it vectorises where the unsigned
+  // one does not on the baseline ISA.
+  const bool nan = static_cast<int32_t>(u & 0x7fffffffu) > static_cast<int32_t>(0x7f800000u);
+  return static_cast<uint16_t>(nan ? quiet_nan : rounded);
 }
 
 inline float bfloat16_to_float(uint16_t b) {

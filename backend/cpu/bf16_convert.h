@@ -1,33 +1,30 @@
-// Vectorised bfloat16 <-> float32 conversions for the CPU kernels of two-byte tensors.
-//
-// bf16_round is float_to_bfloat16 (backend/half.h: round to nearest even, a NaN stays a quiet
-// NaN) written without a branch, so that loops of it vectorise; the two agree on every float.
-// The array forms run AVX-512, AVX2 or baseline code, whichever the CPU has.
+// Vectorised bfloat16 <-> float32 conversions of whole arrays, one clone per ISA (AVX-512, AVX2,
+// baseline), for the CPU kernels of two-byte tensors. Element by element they are
+// float_to_bfloat16 / bfloat16_to_float of backend/half.h.
 #pragma once
 #include <cstdint>
-#include <cstring>
+#include <type_traits>
+
+#include "backend/half.h"
 
 namespace keras::cpu {
 
-inline float bf16_load(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
+// A value stored as S (float, double, or uint16_t: bfloat16 bits) read as a T, and a T stored
+// as S (rounded to nearest even for bfloat16): the loads and stores of kernels templated on
+// the storage type.
+template <class T, class S>
+inline T widen(S v) {
+  if constexpr (std::is_same_v<S, uint16_t>) return static_cast<T>(bfloat16_to_float(v));
+  else return static_cast<T>(v);
+}
+template <class S, class T>
+inline S narrow(T v) {
+  if constexpr (std::is_same_v<S, uint16_t>) return float_to_bfloat16(static_cast<float>(v));
+  else return static_cast<S>(v);
 }
 
-inline uint16_t bf16_round(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  const uint32_t quiet_nan = (u >> 16) | 0x40u;
-  // Signed compare of the magnitude (never negative as int32): it vectorises where the unsigned
-  // one would not on the baseline ISA.
-  const bool nan = static_cast<int32_t>(u & 0x7fffffffu) > static_cast<int32_t>(0x7f800000u);
-  return static_cast<uint16_t>(nan ? quiet_nan : rounded);
-}
-
-// d[i] = bf16_round(s[i]) / bf16_load(s[i]) for i < n (no threads; callers split the work).
+// d[i] = float_to_bfloat16(s[i]) / bfloat16_to_float(s[i]) for i < n (no threads; callers split
+// the work).
 void floats_to_bf16(const float* s, uint16_t* d, int64_t n);
 void bf16_to_floats(const uint16_t* s, float* d, int64_t n);
 

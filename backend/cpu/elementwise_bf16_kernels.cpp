@@ -6,7 +6,7 @@
 #include <omp.h>
 
 #include "backend/bf16_compute.h"
-#include "backend/cpu/bf16_convert.h"
+#include "backend/half.h"
 #include "backend/op_registry.h"
 
 namespace keras {
@@ -17,16 +17,15 @@ enum class Binary { add, subtract, multiply };
 __attribute__((target_clones("avx512f", "avx2", "default"))) void binary_span(Binary op, const uint16_t* __restrict a,
                                                                              const uint16_t* __restrict b,
                                                                              uint16_t* __restrict out, int64_t n) {
-  using cpu::bf16_load, cpu::bf16_round;
   switch (op) {
     case Binary::add:
-      for (int64_t i = 0; i < n; ++i) out[i] = bf16_round(bf16_load(a[i]) + bf16_load(b[i]));
+      for (int64_t i = 0; i < n; ++i) out[i] = float_to_bfloat16(bfloat16_to_float(a[i]) + bfloat16_to_float(b[i]));
       return;
     case Binary::subtract:
-      for (int64_t i = 0; i < n; ++i) out[i] = bf16_round(bf16_load(a[i]) - bf16_load(b[i]));
+      for (int64_t i = 0; i < n; ++i) out[i] = float_to_bfloat16(bfloat16_to_float(a[i]) - bfloat16_to_float(b[i]));
       return;
     case Binary::multiply:
-      for (int64_t i = 0; i < n; ++i) out[i] = bf16_round(bf16_load(a[i]) * bf16_load(b[i]));
+      for (int64_t i = 0; i < n; ++i) out[i] = float_to_bfloat16(bfloat16_to_float(a[i]) * bfloat16_to_float(b[i]));
       return;
   }
 }

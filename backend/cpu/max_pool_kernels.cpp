@@ -52,10 +52,7 @@ void store(uint16_t* p, const F4& v) {  // exact: every value came from load(con
   const U4 h = __builtin_convertvector(bits >> 16, U4);
   std::memcpy(p, &h, sizeof h);
 }
-float scalar(float v) { return v; }
-float scalar(uint16_t v) { return bf16_load(v); }
-uint16_t narrowed(float v, const uint16_t*) { return bf16_round(v); }  // exact, as store's
-float narrowed(float v, const float*) { return v; }
+
 I4 load(const int32_t* p) {
   I4 v;
   std::memcpy(&v, p, sizeof v);
@@ -96,14 +93,14 @@ void max_pixel(const T* first, T* best_out, int32_t* arg_out, Span h, Span w, co
     if constexpr (kIndices) store(arg_out + c, arg);
   }
   for (; c < C; ++c) {
-    float best = scalar(first[c]);
+    float best = widen<float>(first[c]);
     int32_t arg = k_first;
     for (int64_t kh = h.k0; kh < h.k1; ++kh)
       for (int64_t kw = w.k0; kw < w.k1; ++kw) {
-        const float s = scalar(first[(kh - h.k0) * row + (kw - w.k0) * C + c]);
+        const float s = widen<float>(first[(kh - h.k0) * row + (kw - w.k0) * C + c]);
         if (s > best || s != s) best = s, arg = static_cast<int32_t>(kh * p.pw + kw);
       }
-    best_out[c] = narrowed(best, best_out);
+    best_out[c] = narrow<T>(best);  // exact: best is one of the inputs
     if constexpr (kIndices) arg_out[c] = arg;
   }
 }

@@ -40,18 +40,6 @@ void dispatch_floating(DType t, const char* where, F&& f) {
 int64_t channels(const Tensor& x) { return x.rank() == 0 ? 1 : x.shape().back(); }
 constexpr int64_t kRowsPerTask = 256;  // rows of one parallel task in the single-pass loops
 
-// Activations are stored as S (float, double, or uint16_t for bfloat16, which computes in float).
-template <class T, class S>
-T load(S v) {
-  if constexpr (std::is_same_v<S, uint16_t>) return bf16_load(v);
-  else return static_cast<T>(v);
-}
-template <class S, class T>
-S store(T v) {
-  if constexpr (std::is_same_v<S, uint16_t>) return bf16_round(static_cast<float>(v));
-  else return static_cast<S>(v);
-}
-
 template <class T>
 void forward_typed(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y, Tensor& mean,
                    Tensor& var) {
@@ -202,7 +190,7 @@ void moments_f32(const Tensor& x, Tensor& mean, Tensor& var) {
   const int64_t C = channels(x), M = C ? x.numel() / C : 0;
   const S* px = static_cast<const S*>(x.raw_data());
   std::vector<float> first_row(C);
-  for (int64_t c = 0; c < C; ++c) first_row[c] = load<float>(px[c]);
+  for (int64_t c = 0; c < C; ++c) first_row[c] = widen<float>(px[c]);
   const float* shift = first_row.data();
   std::vector<double> s1, s2;
   channel_sums(M, C, [&](int64_t m, int64_t count, float* a1, float* a2) {
@@ -280,14 +268,14 @@ void inference_typed(const Tensor& x, const Tensor& mean, const Tensor& var, con
 #pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
     for (int64_t m = 0; m < M; ++m)
       for (int64_t c = 0; c < C; ++c) {
-        const T v = load<T>(px[m * C + c]) * pa[c] + pb[c];
-        py[m * C + c] = store<S>(v > T(0) ? (v < hi ? v : hi) : (v != v ? v : T(0)));  // NaN stays, as in ReLU
+        const T v = widen<T>(px[m * C + c]) * pa[c] + pb[c];
+        py[m * C + c] = narrow<S>(v > T(0) ? (v < hi ? v : hi) : (v != v ? v : T(0)));  // NaN stays, as in ReLU
       }
     return;
   }
 #pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
   for (int64_t m = 0; m < M; ++m)
-    for (int64_t c = 0; c < C; ++c) py[m * C + c] = store<S>(load<T>(px[m * C + c]) * pa[c] + pb[c]);
+    for (int64_t c = 0; c < C; ++c) py[m * C + c] = narrow<S>(widen<T>(px[m * C + c]) * pa[c] + pb[c]);
 }
 
 }  // namespace

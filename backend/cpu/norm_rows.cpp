@@ -2,25 +2,12 @@
 // bfloat16 inside functions cloned per ISA.
 #include "backend/cpu/norm_rows.h"
 
-#include <type_traits>
-
 #include "backend/cpu/bf16_convert.h"
 
 #define KERAS_ISA_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 namespace keras::cpu {
 namespace {
-
-template <class S>
-[[gnu::always_inline]] inline float ld(S v) {
-  if constexpr (std::is_same_v<S, uint16_t>) return bf16_load(v);
-  else return v;
-}
-template <class S>
-[[gnu::always_inline]] inline S st(float v) {
-  if constexpr (std::is_same_v<S, uint16_t>) return bf16_round(v);
-  else return v;
-}
 
 // A select, not a branch, so that it vectorises into a blend (a branch on random signs
 // mispredicts half the time).
@@ -35,7 +22,7 @@ template <class S>
                                                 float* __restrict s2) {
   for (int64_t m = 0; m < rows; ++m)
     for (int64_t c = 0; c < C; ++c) {
-      const float d = ld(x[m * C + c]) - shift[c];
+      const float d = widen<float>(x[m * C + c]) - shift[c];
       s1[c] += d;
       s2[c] += d * d;
     }
@@ -50,12 +37,12 @@ template <class S>
     S* __restrict yr = y + m * C;
     if (relu) {
       for (int64_t c = 0; c < C; ++c) {
-        const float v = ld(xr[c]) * a[c] + b[c];
+        const float v = widen<float>(xr[c]) * a[c] + b[c];
         const float clamped = v > 0.f ? (v < hi ? v : hi) : 0.f;
-        yr[c] = st<S>(v != v ? v : clamped);
+        yr[c] = narrow<S>(v != v ? v : clamped);
       }
     } else {
-      for (int64_t c = 0; c < C; ++c) yr[c] = st<S>(ld(xr[c]) * a[c] + b[c]);
+      for (int64_t c = 0; c < C; ++c) yr[c] = narrow<S>(widen<float>(xr[c]) * a[c] + b[c]);
     }
   }
 }
@@ -71,15 +58,15 @@ template <class S>
     const S* __restrict xr = x + m * C;
     if (ra) {
       for (int64_t c = 0; c < C; ++c) {
-        const float xv = ld(xr[c]), gm = window(ld(gr[c]), xv, ra[c], rb[c], relu.hi);
+        const float xv = widen<float>(xr[c]), gm = window(widen<float>(gr[c]), xv, ra[c], rb[c], relu.hi);
         s1[c] += gm;
         s2[c] += gm * (xv - mu[c]);
       }
     } else {
       for (int64_t c = 0; c < C; ++c) {
-        const float gm = ld(gr[c]);
+        const float gm = widen<float>(gr[c]);
         s1[c] += gm;
-        s2[c] += gm * (ld(xr[c]) - mu[c]);
+        s2[c] += gm * (widen<float>(xr[c]) - mu[c]);
       }
     }
   }
@@ -97,13 +84,13 @@ template <class S>
     S* __restrict d = dx + m * C;
     if (ra) {
       for (int64_t c = 0; c < C; ++c) {
-        const float xv = ld(xr[c]);
-        d[c] = st<S>(A[c] * window(ld(gr[c]), xv, ra[c], rb[c], relu.hi) + B[c] * xv + K[c]);
+        const float xv = widen<float>(xr[c]);
+        d[c] = narrow<S>(A[c] * window(widen<float>(gr[c]), xv, ra[c], rb[c], relu.hi) + B[c] * xv + K[c]);
       }
     } else {
       for (int64_t c = 0; c < C; ++c) {
-        const float xv = ld(xr[c]);
-        d[c] = st<S>(A[c] * ld(gr[c]) + B[c] * xv + K[c]);
+        const float xv = widen<float>(xr[c]);
+        d[c] = narrow<S>(A[c] * widen<float>(gr[c]) + B[c] * xv + K[c]);
       }
     }
   }
