@@ -32,6 +32,15 @@ void check_channels(const std::string& where, const TensorSpec& x, const TensorS
     fail<TypeError>(where, std::string(what) + " of dtype " + dtype_name(x.dtype), dtype_name(v.dtype));
 }
 
+// The statistics and weights `v` (after x) share one dtype: x's, or float32 for two-byte x.
+void check_one_dtype(const std::string& where, const std::vector<TensorSpec>& in, std::initializer_list<int> v) {
+  const DType first = in[static_cast<size_t>(*v.begin())].dtype;
+  for (int i : v)
+    if (in[static_cast<size_t>(i)].dtype != first)
+      fail<TypeError>(where, "statistics and weights of one dtype (" + dtype_name(first) + ")",
+                      dtype_name(in[static_cast<size_t>(i)].dtype) + " for input " + std::to_string(i));
+}
+
 void check_input(const std::string& where, const TensorSpec& x) {
   if (!is_floating(x.dtype)) fail<TypeError>(where, "a floating-point input", dtype_name(x.dtype), "Cast the tensor first.");
   if (x.shape.empty()) fail<ShapeError>(where, "an input of rank >= 1 (..., channels)", "a scalar");
@@ -47,6 +56,7 @@ KERAS_REGISTER_OP(batch_norm_train) {
     check_input(where, in[0]);
     const char* names[] = {"", "gamma", "beta", "mean", "var"};
     for (int i = 1; i < 5; ++i) check_channels(where, in[0], in[i], names[i]);
+    check_one_dtype(where, in, {1, 2, 3, 4});
     if (!(a.get_float("epsilon") > 0)) fail<ValueError>(where, "epsilon > 0", std::to_string(a.get_float("epsilon")));
     if (shape_numel(in[0].shape) / in[0].shape.back() < 1)
       fail<ShapeError>(where, "at least one element per channel", shape_str(in[0].shape));
@@ -71,6 +81,7 @@ KERAS_REGISTER_OP(batch_norm_train_grad) {
     if (in[0].shape != in[1].shape || in[0].dtype != in[1].dtype)
       fail<ShapeError>(where, "a gradient like x " + shape_str(in[1].shape), shape_str(in[0].shape));
     for (int i = 2; i < 5; ++i) check_channels(where, in[1], in[i], i == 2 ? "gamma" : i == 3 ? "mean" : "var");
+    check_one_dtype(where, in, {2, 3, 4});
     return std::vector<TensorSpec>{in[1], in[2], in[2]};
   };
 }
@@ -105,6 +116,7 @@ KERAS_REGISTER_OP(batch_norm_relu_train_grad) {
     if (in.size() != 6)
       fail<ValueError>(where, "6 inputs (grad, x, gamma, beta, mean, var)", std::to_string(in.size()) + " inputs");
     check_channels(where, in[1], in[3], "beta");
+    check_one_dtype(where, in, {2, 3, 4, 5});
     static const OpDef& plain = OpRegistry::instance().find("batch_norm_train_grad");
     return plain.shape({in[0], in[1], in[2], in[4], in[5]}, a);
   };
@@ -128,6 +140,7 @@ KERAS_REGISTER_OP(batch_norm_inference) {
     check_input(where, in[0]);
     const char* names[] = {"", "mean", "var", "gamma", "beta"};
     for (int i = 1; i < 5; ++i) check_channels(where, in[0], in[i], names[i]);
+    check_one_dtype(where, in, {1, 2, 3, 4});
     return std::vector<TensorSpec>{in[0]};
   };
   def.save = SaveInputs;
@@ -159,27 +172,42 @@ KERAS_REGISTER_OP(batch_norm_inference) {
 
 namespace ops {
 namespace {
-// v, or a (C,) tensor of `value` in the statistics' dtype `like` has (float32 for two-byte x).
-Tensor or_filled(const Tensor& v, const Tensor& x, double value, const Tensor& like) {
+// v, or a (C,) tensor of `value` in `dtype`.
+Tensor or_filled(const Tensor& v, const Tensor& x, double value, DType dtype) {
   if (v.defined()) return v;
-  return Tensor::full({x.rank() == 0 ? 1 : x.shape().back()}, value, like.dtype(), x.device());
+  return Tensor::full({x.rank() == 0 ? 1 : x.shape().back()}, value, dtype, x.device());
+}
+
+// The dtype of the statistics and weights: the weights' where given (two-byte under a plain
+// bfloat16/float16 policy), else the statistics' (float32 for two-byte x).
+DType weights_dtype(const Tensor& gamma, const Tensor& beta, DType statistics) {
+  return gamma.defined() ? gamma.dtype() : beta.defined() ? beta.dtype() : statistics;
+}
+
+// batch_moments(x), in the weights' dtype.
+TensorList moments_like(const Tensor& x, const Tensor& gamma, const Tensor& beta) {
+  static const OpDef& moments = OpRegistry::instance().find("batch_moments");
+  TensorList mv = run_op(moments, {x});
+  const DType w = weights_dtype(gamma, beta, mv[0].dtype());
+  if (mv[0].dtype() != w) mv = {mv[0].astype(w), mv[1].astype(w)};
+  return mv;
 }
 }  // namespace
 
 BatchNormOutputs batch_norm_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon) {
-  static const OpDef& moments = OpRegistry::instance().find("batch_moments");
   static const OpDef& def = OpRegistry::instance().find("batch_norm_train");
-  TensorList mv = run_op(moments, {x});
-  Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0, mv[0]), or_filled(beta, x, 0.0, mv[0]), mv[0], mv[1]}, Attrs{{"epsilon", epsilon}});
+  TensorList mv = moments_like(x, gamma, beta);
+  const DType w = mv[0].dtype();
+  Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0, w), or_filled(beta, x, 0.0, w), mv[0], mv[1]}, Attrs{{"epsilon", epsilon}});
   return {y, mv[0], mv[1]};
 }
 
 BatchNormOutputs batch_norm_relu_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon,
                                           const std::string& activation) {
-  static const OpDef& moments = OpRegistry::instance().find("batch_moments");
   static const OpDef& def = OpRegistry::instance().find("batch_norm_relu_train");
-  TensorList mv = run_op(moments, {x});
-  Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0, mv[0]), or_filled(beta, x, 0.0, mv[0]), mv[0], mv[1]},
+  TensorList mv = moments_like(x, gamma, beta);
+  const DType w = mv[0].dtype();
+  Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0, w), or_filled(beta, x, 0.0, w), mv[0], mv[1]},
                      Attrs{{"epsilon", epsilon}, {"activation", activation}});
   return {y, mv[0], mv[1]};
 }
@@ -187,7 +215,8 @@ BatchNormOutputs batch_norm_relu_training(const Tensor& x, const Tensor& gamma, 
 Tensor batch_norm_inference(const Tensor& x, const Tensor& mean, const Tensor& variance, const Tensor& gamma,
                             const Tensor& beta, double epsilon) {
   static const OpDef& def = OpRegistry::instance().find("batch_norm_inference");
-  return run_op1(def, {x, mean, variance, or_filled(gamma, x, 1.0, mean), or_filled(beta, x, 0.0, mean)}, Attrs{{"epsilon", epsilon}});
+  const DType w = weights_dtype(gamma, beta, mean.dtype());
+  return run_op1(def, {x, mean, variance, or_filled(gamma, x, 1.0, w), or_filled(beta, x, 0.0, w)}, Attrs{{"epsilon", epsilon}});
 }
 
 }  // namespace ops

@@ -120,19 +120,24 @@ void ConvBnFold::refresh_locked() const {
   Key key = current_key();
   if (key != cache_->key || !cache_->kernel.defined()) {
     NoGradGuard no_grad;
-    const Tensor variance = b.moving_variance().value();
+    // Two-byte variables (a plain bfloat16/float16 policy on either layer) fold in float32.
+    auto value = [](const Variable& v) {
+      const Tensor t = v.value();
+      return is_half(t.dtype()) ? t.astype(DType::float32) : t;
+    };
+    const Tensor variance = value(b.moving_variance());
     Tensor scale = ops::divide(Tensor::full(variance.shape(), 1.0, variance.dtype(), variance.device()),
                                ops::sqrt(ops::add(variance, bo.epsilon)));
-    if (bo.scale) scale = ops::multiply(scale, b.gamma().value());
+    if (bo.scale) scale = ops::multiply(scale, value(b.gamma()));
     // The kernel's last axis is the output channel, so the scale broadcasts over it; a depthwise
     // kernel (kh, kw, C, m) is first the grouped kernel (kh, kw, 1, C * m) that conv2d runs.
-    Tensor k = conv_kernel->value();
+    Tensor k = value(*conv_kernel);
     if (depthwise_) k = ops::reshape(k, {k.dim(0), k.dim(1), 1, k.dim(2) * k.dim(3)});
     cache_->kernel = ops::multiply(k, scale);
-    Tensor shift = conv_bias->defined() ? ops::subtract(conv_bias->value(), b.moving_mean().value())
-                                        : ops::multiply(b.moving_mean().value(), -1.0);
+    Tensor shift = conv_bias->defined() ? ops::subtract(value(*conv_bias), value(b.moving_mean()))
+                                        : ops::multiply(value(b.moving_mean()), -1.0);
     cache_->bias = ops::multiply(shift, scale);
-    if (bo.center) cache_->bias = ops::add(cache_->bias, b.beta().value());
+    if (bo.center) cache_->bias = ops::add(cache_->bias, value(b.beta()));
     cache_->key = std::move(key);
     cache_->cast_kernel = Tensor(), cache_->cast_bias = Tensor();
   }

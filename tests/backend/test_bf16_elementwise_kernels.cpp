@@ -2,7 +2,7 @@
 // convnet's convolutions (backend/cpu/norm_kernels.cpp, backend/cpu/elementwise_bf16_kernels.cpp)
 // against run_op's float32 path on the same values (the kernels switched off): the same bits for
 // add, subtract, multiply, relu and relu_grad (NaN, infinities and zeros included); batch
-// normalization within one bfloat16 rounding step (the vector code may fuse a multiply-add).
+// normalization within one bfloat16 rounding step (float32 accumulation order may differ).
 // Also BatchNormalization under mixed_bfloat16: one pass, no casts, the float32 layer's values.
 #include <gtest/gtest.h>
 
@@ -49,13 +49,22 @@ std::vector<uint16_t> bits(const Tensor& t) {
   return {p, p + t.numel()};
 }
 
-// f() with the bfloat16 kernels and on the float32 path; every bfloat16 kernel run counted.
+// f() with the bfloat16 kernels and on the float32 path; every bfloat16 kernel run counted, and
+// the conversions (astype) the kernels made: none where they ran in one pass.
 template <class F>
-std::pair<TensorList, TensorList> both_paths(F&& f, uint64_t* runs = nullptr) {
+std::pair<TensorList, TensorList> both_paths(F&& f, uint64_t* runs = nullptr, uint64_t* conversions = nullptr) {
   ScopedBf16Kernels on(true);
   const uint64_t before = bf16_kernel_runs();
+  reset_op_profile();
+  set_op_profiling(true);
   TensorList native = f();
+  set_op_profiling(false);
   if (runs) *runs = bf16_kernel_runs() - before;
+  if (conversions) {
+    *conversions = 0;
+    for (const auto& e : op_profile())
+      if (e.op == "astype") *conversions += e.calls;
+  }
   ScopedBf16Kernels off(false);
   return {native, f()};
 }
@@ -104,14 +113,15 @@ TEST(Bf16ElementwiseKernels, AddSubtractMultiplyReluAndReluGradGiveTheFloat32Pat
   // Odd sizes: spans split over threads with tails; 70,000 elements run threaded.
   for (const Shape shape : {Shape{7, 13}, Shape{70, 1000}}) {
     const Tensor a = special_bf16(shape, 1), b = special_bf16(shape, 2), g = random_bf16(shape, 5);
-    uint64_t runs = 0;
+    uint64_t runs = 0, conversions = 0;
     auto [native, float32] = both_paths(
         [&] {
           return TensorList{ops::add(a, b), ops::subtract(a, b), ops::multiply(a, b), ops::relu(a),
                             run_op("relu_grad", {g, a})[0]};
         },
-        &runs);
+        &runs, &conversions);
     EXPECT_EQ(runs, 5u);
+    EXPECT_EQ(conversions, 0u);
     const char* names[] = {"add", "subtract", "multiply", "relu"};
     for (size_t i = 0; i < 4; ++i) expect_same_bits(native[i], float32[i], names[i]);
     // relu_grad where y is NaN: 0, as TensorFlow's ReluGrad (y > 0 is false) and the plain
@@ -150,7 +160,7 @@ TEST(Bf16ElementwiseKernels, BatchNormOpsOnBfloat16ActivationsMatchTheFloat32Pat
   const Tensor x = random_bf16({2 * 600, 19}, 10, 2.f, 3.f), grad = random_bf16({2 * 600, 19}, 11);
   const Tensor gamma = random_bf16({19}, 12, 1.f, 4.f).astype(DType::float32);  // some outputs above 6
   const Tensor beta = random_bf16({19}, 13).astype(DType::float32);
-  uint64_t runs = 0;
+  uint64_t runs = 0, conversions = 0;
   auto [native, float32] = both_paths(
       [&] {
         TensorList mv = run_op("batch_moments", {x});
@@ -165,8 +175,9 @@ TEST(Bf16ElementwiseKernels, BatchNormOpsOnBfloat16ActivationsMatchTheFloat32Pat
           out.push_back(t);
         return out;
       },
-      &runs);
+      &runs, &conversions);
   EXPECT_EQ(runs, 6u);
+  EXPECT_EQ(conversions, 0u);
   const char* names[] = {"mean", "variance", "batch_norm_train", "batch_norm_relu_train (relu6)",
                          "batch_norm_inference", "dx", "dgamma", "dbeta", "relu dx", "relu dgamma", "relu dbeta"};
   ASSERT_EQ(native.size(), 11u);
@@ -178,6 +189,10 @@ TEST(Bf16ElementwiseKernels, BatchNormOpsOnBfloat16ActivationsMatchTheFloat32Pat
   const auto y = native[3].astype(DType::float32).to_vector<float>();
   EXPECT_GT(std::count(y.begin(), y.end(), 0.f), 0);
   EXPECT_GT(std::count(y.begin(), y.end(), 6.f), 0);
+  // Statistics and weights of two dtypes are refused, naming them.
+  const Tensor mean16 = random_bf16({19}, 14), var = ops::add(ops::square(gamma), 0.5);
+  EXPECT_THROW(run_op("batch_norm_train", {x, gamma, beta, mean16, var}, Attrs{{"epsilon", 1e-3}}), TypeError);
+  EXPECT_THROW(run_op("batch_norm_inference", {x, mean16, var, gamma, beta}, Attrs{{"epsilon", 1e-3}}), TypeError);
 }
 
 TEST(Bf16ElementwiseKernels, MixedBatchNormalizationNormalizesInOnePassLikeTheFloat32Layer) {
@@ -230,18 +245,19 @@ TEST(Bf16ElementwiseKernels, MaxPoolingAndTheFusedReluGradientGiveTheFloat32Path
   const Tensor x = special_bf16({2, 9, 8, 5}, 30), g_relu = random_bf16({2, 9, 8, 5}, 31);
   for (const auto& [pool, stride, padding] :
        {std::tuple{ops::Size2{2, 2}, ops::Size2{2, 2}, std::string("valid")}, std::tuple{ops::Size2{3, 3}, ops::Size2{2, 2}, std::string("same")}}) {
-    uint64_t runs = 0;
+    const Tensor w = random_bf16(ops::max_pool2d(x, pool, stride, padding).shape(), 32);  // the loss's
+    uint64_t runs = 0, conversions = 0;
     auto [native, float32] = both_paths(
         [&] {
           Tensor xv = x.clone().set_requires_grad(true);
           GradientTape tape;
           Tensor y = ops::max_pool2d(xv, pool, stride, padding);
-          Tensor w = random_bf16(y.shape(), 32);
           Tensor loss = ops::sum(ops::cast(ops::multiply(y, w), DType::float32));
           return TensorList{y, tape.gradient(loss, {xv})[0], ops::max_pool2d(x, pool, stride, padding)};
         },
-        &runs);
+        &runs, &conversions);
     EXPECT_GE(runs, 3u);
+    if (padding == "valid") EXPECT_EQ(conversions, 0u) << "disjoint windows run in bfloat16";
     expect_same_bits(native[0], float32[0], "max_pool2d " + padding);
     expect_same_bits(native[1], float32[1], "max_pool2d_grad " + padding);
     expect_same_bits(native[2], float32[2], "max_pool2d (no tape) " + padding);

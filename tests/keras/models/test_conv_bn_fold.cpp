@@ -401,6 +401,21 @@ TEST(ConvBnFold, MixedBfloat16ChainsFoldInBfloat16AndMixedDtypeChainsStayLayers)
   names = ops_run([&] { model.predict_on_batch(x); });
   EXPECT_EQ(names["multiply"], 0u) << "refolded without a weight change";
 
+  // A plain bfloat16 BatchNormalization (two-byte variables) after a mixed_bfloat16 convolution:
+  // both compute in bfloat16, so the chain folds, in float32 from the stored values.
+  L::Conv2D conv_b({.filters = 6, .kernel_size = 3, .dtype = "mixed_bfloat16"});
+  L::BatchNormalization bn_b({.dtype = "bfloat16"});
+  Model plain_bf16(in, bn_b(conv_b(in)));
+  randomize(bn_b, 84, 1, 0.5, 1.5);
+  names = ops_run([&] { folded = plain_bf16.predict_on_batch(x); });
+  EXPECT_EQ(names["batch_norm_inference"], 0u) << "not folded";
+  EXPECT_EQ(folded.dtype(), DType::bfloat16);
+  set_conv_bn_folding(false);
+  plain = plain_bf16.predict_on_batch(x).astype(DType::float32);
+  set_conv_bn_folding(true);
+  EXPECT_LT(max_abs_diff(folded.astype(DType::float32), plain),
+            4 * static_cast<float>(ops::max(ops::abs(plain)).item()) / 128);
+
   // A float32 BatchNormalization after a mixed_bfloat16 convolution keeps its layers.
   L::Conv2D conv16({.filters = 6, .kernel_size = 3, .dtype = "mixed_bfloat16"});
   L::BatchNormalization bn32;
