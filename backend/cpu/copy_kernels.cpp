@@ -1,9 +1,8 @@
 // Memory ops every device provides: strided copy, dtype conversion, fill, assign.
 #include <cstring>
 
-#include <omp.h>
-
 #include "backend/cpu/bf16_convert.h"
+#include "backend/cpu/cpu_loops.h"
 #include "backend/half.h"
 #include "backend/op_registry.h"
 
@@ -67,20 +66,14 @@ KERAS_REGISTER_KERNEL(copy, cpu, [](const TensorList& in, TensorList& out, const
 
 namespace {
 
-// Conversions to and from the two-byte floats pass through float32 (double -> bfloat16 rounds
-// twice, as TensorFlow's cast does).
-// bfloat16 <-> float32, the conversions mixed_bfloat16 makes all the time, in vector code; one
-// contiguous span per thread.
+// bfloat16 <-> float32, the conversions mixed_bfloat16 makes all the time, in vector code.
 template <class S, class D>
 void convert_spans(const S* s, D* d, int64_t n, void (*convert)(const S*, D*, int64_t)) {
-#pragma omp parallel if (n > (1 << 16))
-  {
-    const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
-    const int64_t begin = n * id / nt, end = n * (id + 1) / nt;
-    convert(s + begin, d + begin, end - begin);
-  }
+  cpu::parallel_spans(n, 1 << 16, [&](int64_t begin, int64_t end) { convert(s + begin, d + begin, end - begin); });
 }
 
+// Conversions to and from the two-byte floats pass through float32 (double -> bfloat16 rounds
+// twice, as TensorFlow's cast does).
 void astype_half(const Tensor& src, Tensor& dst) {
   const int64_t n = src.numel();
   const DType from = src.dtype(), to = dst.dtype();

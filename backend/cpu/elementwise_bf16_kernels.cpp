@@ -1,11 +1,11 @@
 // The bfloat16 CPU kernels (backend/bf16_compute.h) of the elementwise ops between the
 // convolutions of a mixed_bfloat16 convnet: add, subtract and multiply of two tensors of one
-// shape, relu, relu_grad and the fused relu's gradient (dense_activation_grad). Each reads bfloat16, computes in float32 and rounds once, which is
-// what run_op's float32 path gives (convert the inputs, run, round the output) in one pass over
-// memory instead of four. Other shapes (broadcasting) take that path.
-#include <omp.h>
-
+// shape, relu, relu_grad and the fused relu's gradient (dense_activation_grad). Each reads
+// bfloat16, computes in float32 and rounds once, which is what run_op's float32 path gives
+// (convert the inputs, run, round the output) in one pass over memory instead of four. Other
+// shapes (broadcasting) take that path.
 #include "backend/bf16_compute.h"
+#include "backend/cpu/cpu_loops.h"
 #include "backend/half.h"
 #include "backend/op_registry.h"
 
@@ -14,9 +14,8 @@ namespace {
 
 enum class Binary { add, subtract, multiply };
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void binary_span(Binary op, const uint16_t* __restrict a,
-                                                                             const uint16_t* __restrict b,
-                                                                             uint16_t* __restrict out, int64_t n) {
+KERAS_ISA_CLONES void binary_span(Binary op, const uint16_t* __restrict a, const uint16_t* __restrict b,
+                                  uint16_t* __restrict out, int64_t n) {
   switch (op) {
     case Binary::add:
       for (int64_t i = 0; i < n; ++i) out[i] = float_to_bfloat16(bfloat16_to_float(a[i]) + bfloat16_to_float(b[i]));
@@ -38,8 +37,7 @@ inline bool positive(uint16_t b) { return (static_cast<int16_t>(b) > 0) & (b <= 
 inline bool is_nan(uint16_t b) { return static_cast<int16_t>(b & 0x7fffu) > 0x7f80; }
 
 // relu keeps x where x > 0 or x is NaN (as the float32 kernel): the same bits, no rounding.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void relu_span(const uint16_t* __restrict x,
-                                                                           uint16_t* __restrict out, int64_t n) {
+KERAS_ISA_CLONES void relu_span(const uint16_t* __restrict x, uint16_t* __restrict out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const uint16_t keep = static_cast<uint16_t>(-static_cast<int>(positive(x[i]) | is_nan(x[i])));
     out[i] = x[i] & keep;
@@ -47,20 +45,9 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void relu_span(cons
 }
 
 // relu_grad(grad, y): grad where y > 0, else 0 (relu'(0) = 0, as the float32 kernel).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void relu_grad_span(const uint16_t* __restrict g,
-                                                                                const uint16_t* __restrict y,
-                                                                                uint16_t* __restrict out, int64_t n) {
+KERAS_ISA_CLONES void relu_grad_span(const uint16_t* __restrict g, const uint16_t* __restrict y,
+                                     uint16_t* __restrict out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = g[i] & static_cast<uint16_t>(-static_cast<int>(positive(y[i])));
-}
-
-// f(begin, end) over contiguous spans, one per thread for large tensors.
-template <class F>
-void over_spans(int64_t n, F&& f) {
-#pragma omp parallel if (n > (1 << 15))
-  {
-    const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
-    f(n * id / nt, n * (id + 1) / nt);
-  }
 }
 
 const uint16_t* bits(const Tensor& t) { return static_cast<const uint16_t*>(t.raw_data()); }
@@ -68,25 +55,25 @@ uint16_t* bits(Tensor& t) { return static_cast<uint16_t*>(t.raw_data()); }
 
 KernelFn binary(const char* op_name, Binary op) {
   return [op_name, op](const TensorList& in, TensorList& out, const Attrs& attrs) {
-    const bool direct = in[0].shape() == in[1].shape() && in[0].dtype() == DType::bfloat16 &&
-                        in[1].dtype() == DType::bfloat16 && out[0].dtype() == DType::bfloat16;
-    if (!direct) {
+    if (in[0].shape() != in[1].shape()) {  // the shape rules give both operands one dtype
       const KernelFn& f32 = OpRegistry::instance().find(op_name).kernels[static_cast<int>(DeviceKind::cpu)];
       return run_bf16_in_float32(f32, in, out, attrs);
     }
-    over_spans(out[0].numel(), [&](int64_t b, int64_t e) {
+    cpu::parallel_spans(out[0].numel(), 1 << 15, [&](int64_t b, int64_t e) {
       binary_span(op, bits(in[0]) + b, bits(in[1]) + b, bits(out[0]) + b, e - b);
     });
   };
 }
 
 void relu_bf16(const TensorList& in, TensorList& out, const Attrs&) {
-  over_spans(out[0].numel(), [&](int64_t b, int64_t e) { relu_span(bits(in[0]) + b, bits(out[0]) + b, e - b); });
+  cpu::parallel_spans(out[0].numel(), 1 << 15,
+                      [&](int64_t b, int64_t e) { relu_span(bits(in[0]) + b, bits(out[0]) + b, e - b); });
 }
 
 void relu_grad_bf16(const TensorList& in, TensorList& out, const Attrs&) {
-  over_spans(out[0].numel(),
-             [&](int64_t b, int64_t e) { relu_grad_span(bits(in[0]) + b, bits(in[1]) + b, bits(out[0]) + b, e - b); });
+  cpu::parallel_spans(out[0].numel(), 1 << 15, [&](int64_t b, int64_t e) {
+    relu_grad_span(bits(in[0]) + b, bits(in[1]) + b, bits(out[0]) + b, e - b);
+  });
 }
 
 // The gradient of a convolution's or dense layer's fused activation (grad, y): relu's is

@@ -3,8 +3,7 @@
 #include "backend/cpu/norm_rows.h"
 
 #include "backend/cpu/bf16_convert.h"
-
-#define KERAS_ISA_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#include "backend/cpu/cpu_loops.h"
 
 namespace keras::cpu {
 namespace {
