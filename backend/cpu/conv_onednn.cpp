@@ -1,11 +1,9 @@
-// oneDNN's float32 and bfloat16 convolutions (see conv_onednn.h) and the weight cache of conv_kernels.h.
+// oneDNN's float32 and bfloat16 convolutions (see conv_onednn.h); their weights go through weight_cache.h.
 #include "backend/cpu/conv_onednn.h"
 
-#include <cstdlib>
-#include <mutex>
 #include <unordered_map>
 
-#include "backend/cpu/conv_kernels.h"
+#include "backend/cpu/weight_cache.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/errors.h"
 
@@ -93,79 +91,6 @@ std::shared_ptr<dnnl::reorder> weight_reorder(const memory::desc& keras, const m
 
 void reorder(memory from, memory to, const std::string& key) {
   cpu::execute_reorder(*reorder_prim(from.get_desc(), to.get_desc(), key), from, to);
-}
-
-// ---------------- the weight cache: reordered kernels per storage version ----------------
-
-bool env_cache_enabled() {
-  const char* v = std::getenv("KERAS_CONV_WEIGHT_CACHE");
-  return !(v && std::string(v) == "0");
-}
-
-struct WeightCache {
-  struct Entry {
-    std::weak_ptr<Storage> storage;
-    uint64_t version = 0;
-    memory mem;
-  };
-  std::mutex mutex;
-  std::unordered_map<std::string, Entry> entries;
-  bool enabled = env_cache_enabled();
-  uint64_t hits = 0, reorders = 0;
-  static constexpr size_t kCapacity = 256;
-
-  // Entries of dead tensors hold memory for nothing: drop them, and everything when still full.
-  void prune() {
-    for (auto it = entries.begin(); it != entries.end();)
-      it = it->second.storage.expired() ? entries.erase(it) : std::next(it);
-    if (entries.size() >= kCapacity) entries.clear();
-  }
-};
-
-WeightCache& weight_cache() {
-  static WeightCache cache;
-  return cache;
-}
-
-// The kernel tensor `w` in layout `wanted`: wrapped as is when that is the Keras layout, else
-// reordered (through the cached reorder primitive `reorder_key`) once per storage version.
-memory prepared_weights(const Tensor& w, const memory::desc& keras, const memory::desc& wanted,
-                        const std::string& reorder_key) {
-  auto& eng = cpu::dnnl_engine();
-  memory user(keras, eng, const_cast<void*>(w.raw_data()));
-  if (wanted == keras) return user;
-  auto reorder = weight_reorder(keras, wanted, reorder_key);
-  auto run = [&](memory& dst) {
-    cpu::execute_reorder(*reorder, user, dst);
-    cpu::dnnl_stream().wait();
-  };
-  WeightCache& cache = weight_cache();
-  const auto& storage = w.impl().storage;
-  std::unique_lock lock(cache.mutex);
-  if (!cache.enabled) {
-    lock.unlock();
-    memory dst(wanted, eng);
-    run(dst);
-    return dst;
-  }
-  std::string key = reorder_key + ";@" + std::to_string(reinterpret_cast<uintptr_t>(storage.get())) + "+" +
-                    std::to_string(w.impl().offset);
-  auto it = cache.entries.find(key);
-  if (it != cache.entries.end() && it->second.storage.lock() == storage) {
-    if (it->second.version == storage->version) {
-      ++cache.hits;
-      return it->second.mem;
-    }
-  } else {
-    if (it != cache.entries.end()) cache.entries.erase(it);
-    cache.prune();
-    it = cache.entries.emplace(key, WeightCache::Entry{storage, 0, memory(wanted, eng)}).first;
-  }
-  ++cache.reorders;
-  it->second.version = storage->version;
-  memory dst = it->second.mem;
-  run(dst);
-  return dst;
 }
 
 // ---------------- activations in the primitive's layout ----------------
@@ -316,7 +241,7 @@ void onednn_conv_forward(const Tensor& x, const Tensor& k, const Tensor* bias, T
   auto entry = forward_entry(pr, bias != nullptr, act, training, alg, residual != nullptr, key);
   if (!entry->ok) fail<NotImplementedError>("conv2d (oneDNN)", "a problem oneDNN supports", key);
   auto& eng = cpu::dnnl_engine();
-  memory w = prepared_weights(k, keras_weight_desc(pr), entry->pd.weights_desc(), key + ";weights");
+  memory w = cpu::prepared_weights(k, keras_weight_desc(pr), entry->pd.weights_desc(), key + ";weights");
   ActOut dst(entry->pd.dst_desc(), pr.y, y.raw_data());
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, act_in(entry->pd.src_desc(), pr.x, x.raw_data(), key + ";src")},
                                        {DNNL_ARG_WEIGHTS, w},
@@ -335,7 +260,7 @@ void onednn_conv_backward_data(const Tensor& dy, const Tensor& k, Tensor& dx, co
   std::string key;
   auto entry = backward_data_entry(pr, alg, key);
   if (!entry->ok) fail<NotImplementedError>("conv2d_backward_data (oneDNN)", "a problem oneDNN supports", key);
-  memory w = prepared_weights(k, keras_weight_desc(pr), entry->pd.weights_desc(), key + ";weights");
+  memory w = cpu::prepared_weights(k, keras_weight_desc(pr), entry->pd.weights_desc(), key + ";weights");
   ActOut diff_src(entry->pd.diff_src_desc(), pr.x, dx.raw_data());
   cpu::execute(entry->prim, {{DNNL_ARG_DIFF_DST, act_in(entry->pd.diff_dst_desc(), pr.y, dy.raw_data(), key + ";diff_dst")},
                        {DNNL_ARG_WEIGHTS, w},
@@ -361,32 +286,6 @@ void onednn_conv_backward_weights(const Tensor& x, const Tensor& dy, TensorList&
   cpu::execute(entry->prim, args);
   if (entry->reorder_out) cpu::execute_reorder(entry->to_keras, diff_w, keras_dk);
   cpu::dnnl_stream().wait();
-}
-
-ConvWeightCacheStats conv_weight_cache_stats() {
-  WeightCache& c = weight_cache();
-  std::lock_guard lock(c.mutex);
-  return {c.hits, c.reorders, c.entries.size()};
-}
-
-void set_conv_weight_cache_enabled(bool enabled) {
-  WeightCache& c = weight_cache();
-  std::lock_guard lock(c.mutex);
-  c.enabled = enabled;
-  if (!enabled) c.entries.clear();
-}
-
-bool conv_weight_cache_enabled() {
-  WeightCache& c = weight_cache();
-  std::lock_guard lock(c.mutex);
-  return c.enabled;
-}
-
-void clear_conv_weight_cache() {
-  WeightCache& c = weight_cache();
-  std::lock_guard lock(c.mutex);
-  c.entries.clear();
-  c.hits = c.reorders = 0;
 }
 
 }  // namespace cpu

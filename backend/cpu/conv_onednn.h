@@ -4,7 +4,7 @@
 // Activations stay NHWC where the primitive takes it (convolution_direct); Winograd takes only
 // oneDNN's blocked nChw16c, so its inputs and outputs go through reorders, which its timing then
 // includes. Weights go to the primitive's preferred layout once per tensor version (the weight
-// cache of conv_kernels.h). Primitives and reorders are cached in cpu::primitive_cache() under a
+// cache of weight_cache.h). Primitives and reorders are cached in cpu::primitive_cache() under a
 // key of every parameter, the algorithm included.
 #pragma once
 #include <string>

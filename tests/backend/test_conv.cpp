@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "backend/autodiff.h"
-#include "backend/cpu/conv_kernels.h"
+#include "backend/cpu/weight_cache.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/ops.h"
@@ -331,10 +331,10 @@ TEST(ConvCaches, SecondTrainingStepCreatesNoPrimitiveAndReusesWeights) {
   };
   step();
   auto before = cpu::primitive_cache().stats();
-  auto wbefore = cpu::conv_weight_cache_stats();
+  auto wbefore = cpu::weight_cache_stats();
   step();
   auto after = cpu::primitive_cache().stats();
-  auto wafter = cpu::conv_weight_cache_stats();
+  auto wafter = cpu::weight_cache_stats();
   EXPECT_EQ(after.misses, before.misses) << "the second step created a primitive";
   EXPECT_GT(after.hits, before.hits);
   // Each step changes the weights, so each kernel is reordered again (at most once per layout).
@@ -345,9 +345,9 @@ TEST(ConvCaches, SecondTrainingStepCreatesNoPrimitiveAndReusesWeights) {
     NoGradGuard no_grad;
     Tensor w = k.detach();
     ops::conv2d(x, w, b);
-    auto s1 = cpu::conv_weight_cache_stats();
+    auto s1 = cpu::weight_cache_stats();
     Tensor y1 = ops::conv2d(x, w, b);
-    auto s2 = cpu::conv_weight_cache_stats();
+    auto s2 = cpu::weight_cache_stats();
     EXPECT_EQ(s2.reorders, s1.reorders);
     // A write through the versioned API is seen at once.
     w.copy_from(ops::multiply(w, 2.0));

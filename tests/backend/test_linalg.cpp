@@ -7,6 +7,7 @@
 #include "backend/autodiff.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/cpu/reference_linalg.h"
+#include "backend/cpu/weight_cache.h"
 #include "backend/ops.h"
 #include "backend/random.h"
 #include "tests/support/gradcheck.h"
@@ -211,4 +212,37 @@ TEST(Dense, UnfusedActivationsMatch) {
   Tensor xs = x.clone().set_requires_grad(true);
   GradientTape tape;
   EXPECT_LT(max_abs_diff(ops::dense(xs, w, b, "swish"), cpu::reference_dense(x, w, b, "swish")), 1e-12);
+}
+
+// Dense kernels unchanged between calls (inference) run on a blocked copy of the weights, made
+// once; weights written on every call (training) are never reordered. Either way the values are
+// the plain layout's.
+TEST(Dense, UnchangedWeightsRunBlockedAndWritesAreSeen) {
+  Tensor x = random::normal({128, 300}, 0, 1, uint64_t{21});
+  Tensor w = random::normal({300, 200}, 0, 0.1, uint64_t{22});
+  Tensor b = random::normal({200}, 0, 1, uint64_t{23});
+  Tensor want = cpu::reference_dense(x, w, b, "relu");
+  NoGradGuard no_grad;
+  auto reorders = [] { return cpu::weight_cache_stats().reorders; };
+  const uint64_t r0 = reorders();
+  EXPECT_LT(max_abs_diff(ops::dense(x, w, b, "relu"), want), 1e-4);
+  EXPECT_EQ(reorders(), r0) << "the first call cannot know the weights stay";
+  for (int i = 0; i < 3; ++i) EXPECT_LT(max_abs_diff(ops::dense(x, w, b, "relu"), want), 1e-4);
+  // brgemm (AVX-512) takes blocked weights; other ISAs may take the plain layout as it is.
+  const bool avx512_core = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  if (avx512_core) EXPECT_EQ(reorders(), r0 + 1);
+  else EXPECT_LE(reorders(), r0 + 1);
+
+  // A write through the versioned API is seen at once, and the blocked copy follows later.
+  w.copy_from(ops::multiply(w, 2.0));
+  Tensor want2 = cpu::reference_dense(x, w, b, "relu");
+  for (int i = 0; i < 3; ++i) EXPECT_LT(max_abs_diff(ops::dense(x, w, b, "relu"), want2), 2e-4) << "call " << i;
+
+  // Training: the weights change on every step, so no step reorders them.
+  const uint64_t r1 = reorders();
+  for (int i = 0; i < 3; ++i) {
+    w.copy_from(ops::multiply(w, 0.5));
+    EXPECT_LT(max_abs_diff(ops::dense(x, w, b, "relu"), cpu::reference_dense(x, w, b, "relu")), 1e-4);
+  }
+  EXPECT_EQ(reorders(), r1);
 }

@@ -2,7 +2,7 @@
 // and the bad-input errors that must name the layer and the shapes.
 #include <gtest/gtest.h>
 
-#include "backend/cpu/conv_kernels.h"
+#include "backend/cpu/weight_cache.h"
 #include "backend/ops_conv.h"
 #include "layers/conv1d.h"
 #include "layers/conv2d.h"
