@@ -1,6 +1,6 @@
 // backend/cpu/norm_rows.h: one always-inlined body per loop, instantiated for float32 and
-// bfloat16 inside functions cloned per ISA; the bfloat16 ones hand over to the AVX-512 intrinsics
-// of norm_rows_avx512.h where the CPU has them.
+// bfloat16 inside functions cloned per ISA, which hand over to the AVX-512 intrinsics of
+// norm_rows_avx512.h where the CPU has them.
 #include "backend/cpu/norm_rows.h"
 
 #include "backend/cpu/bf16_convert.h"
@@ -100,38 +100,42 @@ template <class S>
 }  // namespace
 
 KERAS_ISA_CLONES void moment_rows(const float* x, int64_t rows, int64_t C, const float* shift, float* s1, float* s2) {
+  if (avx512::rows_available()) return avx512::moment_rows(x, rows, C, shift, s1, s2);
   moments_body(x, rows, C, shift, s1, s2);
 }
 KERAS_ISA_CLONES void moment_rows(const uint16_t* x, int64_t rows, int64_t C, const float* shift, float* s1,
                                   float* s2) {
-  if (avx512::bf16_rows_available()) return avx512::moment_rows(x, rows, C, shift, s1, s2);
+  if (avx512::rows_available()) return avx512::moment_rows(x, rows, C, shift, s1, s2);
   moments_body(x, rows, C, shift, s1, s2);
 }
 KERAS_ISA_CLONES void affine_rows(const float* x, float* y, int64_t rows, int64_t C, const float* a, const float* b,
                                   bool relu, float hi) {
+  if (avx512::rows_available()) return avx512::affine_rows(x, y, rows, C, a, b, relu, hi);
   affine_body(x, y, rows, C, a, b, relu, hi);
 }
 KERAS_ISA_CLONES void affine_rows(const uint16_t* x, uint16_t* y, int64_t rows, int64_t C, const float* a,
                                   const float* b, bool relu, float hi) {
-  if (avx512::bf16_rows_available()) return avx512::affine_rows(x, y, rows, C, a, b, relu, hi);
+  if (avx512::rows_available()) return avx512::affine_rows(x, y, rows, C, a, b, relu, hi);
   affine_body(x, y, rows, C, a, b, relu, hi);
 }
 KERAS_ISA_CLONES void grad_sum_rows(const float* g, const float* x, int64_t rows, int64_t C, const float* mu,
                                     ReluRows relu, float* s1, float* s2) {
+  if (avx512::rows_available()) return avx512::grad_sum_rows(g, x, rows, C, mu, relu, s1, s2);
   grad_sum_body(g, x, rows, C, mu, relu, s1, s2);
 }
 KERAS_ISA_CLONES void grad_sum_rows(const uint16_t* g, const uint16_t* x, int64_t rows, int64_t C, const float* mu,
                                     ReluRows relu, float* s1, float* s2) {
-  if (avx512::bf16_rows_available()) return avx512::grad_sum_rows(g, x, rows, C, mu, relu, s1, s2);
+  if (avx512::rows_available()) return avx512::grad_sum_rows(g, x, rows, C, mu, relu, s1, s2);
   grad_sum_body(g, x, rows, C, mu, relu, s1, s2);
 }
 KERAS_ISA_CLONES void grad_dx_rows(const float* g, const float* x, float* dx, int64_t rows, int64_t C, const float* A,
                                    const float* B, const float* K, ReluRows relu) {
+  if (avx512::rows_available()) return avx512::grad_dx_rows(g, x, dx, rows, C, A, B, K, relu);
   grad_dx_body(g, x, dx, rows, C, A, B, K, relu);
 }
 KERAS_ISA_CLONES void grad_dx_rows(const uint16_t* g, const uint16_t* x, uint16_t* dx, int64_t rows, int64_t C,
                                    const float* A, const float* B, const float* K, ReluRows relu) {
-  if (avx512::bf16_rows_available()) return avx512::grad_dx_rows(g, x, dx, rows, C, A, B, K, relu);
+  if (avx512::rows_available()) return avx512::grad_dx_rows(g, x, dx, rows, C, A, B, K, relu);
   grad_dx_body(g, x, dx, rows, C, A, B, K, relu);
 }
 

@@ -1,6 +1,6 @@
-// AVX-512 versions of norm_rows.h's bfloat16 row loops (backend/cpu/norm_rows_avx512.cpp), with
-// the same contracts and bit-identical results; norm_rows.h's functions call them where
-// bf16_rows_available(). Any C (the channel tail is masked).
+// AVX-512 versions of norm_rows.h's row loops (backend/cpu/norm_rows_avx512.cpp), float32 and
+// bfloat16, with the same contracts and bit-identical results; norm_rows.h's functions call them
+// where rows_available(). Any C (the channel tail is masked).
 #pragma once
 #include <cstdint>
 
@@ -9,13 +9,19 @@
 namespace keras::cpu::avx512 {
 
 // True on CPUs with AVX512F, AVX512BW and AVX512VL.
-bool bf16_rows_available();
+bool rows_available();
 
+void moment_rows(const float* x, int64_t rows, int64_t C, const float* shift, float* s1, float* s2);
 void moment_rows(const uint16_t* x, int64_t rows, int64_t C, const float* shift, float* s1, float* s2);
+void affine_rows(const float* x, float* y, int64_t rows, int64_t C, const float* a, const float* b, bool relu, float hi);
 void affine_rows(const uint16_t* x, uint16_t* y, int64_t rows, int64_t C, const float* a, const float* b, bool relu,
                  float hi);
+void grad_sum_rows(const float* g, const float* x, int64_t rows, int64_t C, const float* mu, ReluRows relu, float* s1,
+                   float* s2);
 void grad_sum_rows(const uint16_t* g, const uint16_t* x, int64_t rows, int64_t C, const float* mu, ReluRows relu,
                    float* s1, float* s2);
+void grad_dx_rows(const float* g, const float* x, float* dx, int64_t rows, int64_t C, const float* A, const float* B,
+                  const float* K, ReluRows relu);
 void grad_dx_rows(const uint16_t* g, const uint16_t* x, uint16_t* dx, int64_t rows, int64_t C, const float* A,
                   const float* B, const float* K, ReluRows relu);
 
