@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "backend/instrumentation.h"
 #include "backend/ops.h"
@@ -130,6 +131,10 @@ TensorList compute_gradients(const Tensor& target, const TensorList& sources, co
   }
 
   std::unordered_map<SlotKey, Tensor, SlotHash> grads;
+  // Second contributions left unsummed for ops with OpDef::grad_sums_two; a third one sums all,
+  // in the order accumulate() would have (IEEE addition of two terms commutes, so the op's sum
+  // of the two is the same).
+  std::unordered_map<SlotKey, Tensor, SlotHash> addends;
   std::unordered_map<const TensorImpl*, Tensor> leaf_grads;
   grads[{root_impl.grad_fn.get(), root_impl.output_index}] = seed;
   // Nodes are kept alive by their consumers' edges; hold the ready ones explicitly.
@@ -138,12 +143,19 @@ TensorList compute_gradients(const Tensor& target, const TensorList& sources, co
     std::shared_ptr<Node> node = std::move(ready.back());
     ready.pop_back();
     TensorList grad_outputs(node->output_specs.size());
+    Tensor addend;
     for (size_t k = 0; k < grad_outputs.size(); ++k) {
       SlotKey key{node.get(), static_cast<int>(k)};
       auto it = grads.find(key);
       if (it != grads.end()) {
         grad_outputs[k] = std::move(it->second);
         grads.erase(it);
+      }
+      if (auto a = addends.find(key); a != addends.end()) {
+        addend = std::move(a->second);
+        addends.erase(a);
+        // Whoever reads the gradient itself needs the whole of it.
+        if (slot_sources.count(key) || instrumentation::active()) accumulate(grad_outputs[k], std::exchange(addend, {}));
       }
       if (auto s = slot_sources.find(key); s != slot_sources.end())
         for (size_t i : s->second) result[i] = grad_outputs[k];
@@ -158,7 +170,7 @@ TensorList compute_gradients(const Tensor& target, const TensorList& sources, co
     for (size_t i = 0; i < needs.size(); ++i) any |= (needs[i] = node->edges[i].active());
     if (any) {
       GradContext ctx{node->op, node->attrs, node->input_specs, node->output_specs, node->saved_inputs,
-                      node->saved_outputs, grad_outputs, needs};
+                      node->saved_outputs, grad_outputs, needs, addend.defined() ? &addend : nullptr};
       TensorList gin;
       {
         instrumentation::GradientScope of_node(node->op->name, node->layer_path);
@@ -177,7 +189,17 @@ TensorList compute_gradients(const Tensor& target, const TensorList& sources, co
           if (auto p = leaf_pending.find(e.leaf.get()); p != leaf_pending.end() && --p->second == 0 && slot.defined())
             for (size_t s : leaf_sources[e.leaf.get()]) on_ready(s, slot);
         } else {
-          accumulate(grads[{e.node.get(), e.output_index}], g);
+          const SlotKey key{e.node.get(), e.output_index};
+          Tensor& slot = grads[key];
+          if (e.node->op->grad_sums_two && slot.defined() && g.defined() && !addends.count(key)) {
+            addends.emplace(key, g);
+          } else {
+            if (auto a = addends.find(key); a != addends.end() && g.defined()) {
+              accumulate(slot, a->second);
+              addends.erase(a);
+            }
+            accumulate(slot, g);
+          }
           if (--pending[e.node.get()] == 0) ready.push_back(e.node);
         }
       }

@@ -69,6 +69,9 @@ struct GradContext {
   const TensorList& saved_outputs;
   const TensorList& grad_outputs;       // one per output, zero-filled where no gradient flowed
   const std::vector<bool>& needs_grad;  // per input; skip work for false entries
+  // Ops with OpDef::grad_sums_two: a second contribution to grad_outputs[0] that the backward pass
+  // left for the gradient function to add; null when there is none.
+  const Tensor* grad_output_addend = nullptr;
   const Tensor& input(size_t i) const;
   const Tensor& output(size_t i) const;
 };
@@ -96,6 +99,10 @@ struct OpDef {
   // them as float32: run_op converts the two-byte inputs, runs the float32 kernel and rounds the
   // outputs back, which is what a two-byte op computing in float32 gives (TensorFlow's CPU ops).
   bool half_native = false;
+  // A single-output op whose gradient function adds two contributions to its output's gradient
+  // itself (GradContext::grad_output_addend), in the pass it makes anyway: add_relu's, where a
+  // residual block's input gradient is the sum of the shortcut's and the convolution's.
+  bool grad_sums_two = false;
   std::array<KernelFn, kNumDeviceKinds> kernels{};
 };
 

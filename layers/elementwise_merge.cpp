@@ -1,6 +1,10 @@
 #include "layers/elementwise_merge.h"
 
+#include <algorithm>
+
+#include "backend/instrumentation.h"
 #include "backend/ops.h"
+#include "backend/ops_add_relu.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
 #include "layers/mask_ops.h"
@@ -43,6 +47,19 @@ KerasTensor call_fresh(const std::vector<KerasTensor>& inputs, MergeOptions opti
   return (*layer)(inputs)[0];
 }
 }  // namespace
+
+TensorList AddImpl::call(const TensorList& inputs, const CallContext& ctx) {
+  if (!ctx.options.is_object() || !ctx.options.contains("_fused_activation")) return MergeImpl::call(inputs, ctx);
+  if (ctx.options["_fused_activation"] != "relu")
+    fail<ValueError>(where() + " call option '_fused_activation'", "\"relu\"", ctx.options["_fused_activation"].dump());
+  const bool masked = std::any_of(ctx.masks.begin(), ctx.masks.end(), [](const Tensor& m) { return m.defined(); });
+  if (inputs.size() == 2 && !masked && inputs[0].shape() == inputs[1].shape() &&
+      inputs[0].dtype() == inputs[1].dtype() && is_floating(inputs[0].dtype()) &&
+      inputs[0].device().kind == DeviceKind::cpu && inputs[1].device().kind == DeviceKind::cpu &&
+      !instrumentation::split_fused_activations())
+    return {ops::add_relu(inputs[0], inputs[1])};
+  return {ops::relu(MergeImpl::call(inputs, ctx)[0])};
+}
 
 Tensor AddImpl::merge_function(const TensorList& xs) const {
   return fold(xs, [](const Tensor& a, const Tensor& b) { return ops::add(a, b); });

@@ -31,7 +31,10 @@ namespace keras::layers {
 #define KERAS_MASKED_ELEMENTWISE_MERGE(Name) \
   KERAS_ELEMENTWISE_MERGE(Name, Tensor merge_with_masks(const TensorList& inputs, const TensorList& masks) const override;)
 
-KERAS_ELEMENTWISE_MERGE(Add);              // x1 + x2 + ...
+// x1 + x2 + ...; the call option "_fused_activation" ("relu"; not Keras's) applies a ReLU to the
+// sum: a functional graph passes it when the layer's only reader is a ReLU, which it then skips
+// (keras/models/functional.cpp), so that two inputs of one shape on the CPU take ops::add_relu.
+KERAS_ELEMENTWISE_MERGE(Add, TensorList call(const TensorList& inputs, const CallContext& ctx) override;);
 KERAS_MASKED_ELEMENTWISE_MERGE(Multiply);  // x1 * x2 * ...
 KERAS_ELEMENTWISE_MERGE(Average);          // (x1 + x2 + ...) / n
 KERAS_MASKED_ELEMENTWISE_MERGE(Maximum);   // max(x1, x2, ...)

@@ -42,6 +42,10 @@ struct Model::Graph {
   // normalization applies it ("_fused_activation", layers/batch_normalization.cpp) and the ReLU
   // step is skipped. By the normalization's step: (the ReLU's step, "relu" or "relu6").
   std::map<int, std::pair<int, std::string>> bn_relus;
+  // Add steps of two inputs whose only reader is a ReLU of the same compute dtype: the Add applies
+  // it ("_fused_activation", layers/elementwise_merge.cpp) and the ReLU step is skipped. By the
+  // Add's step: the ReLU's step.
+  std::map<int, int> add_relus;
   void find_folds();
   static int residual_add(const Graph& g, int bn, const std::vector<int>& readers);
 };
@@ -73,6 +77,12 @@ void Model::Graph::find_folds() {
         const std::string act = detail::fused_relu_of(*g.steps[static_cast<size_t>(relu)].layer);
         if (!act.empty()) g.bn_relus.emplace(static_cast<int>(s), std::pair{relu, act});
       }
+    }
+    if (kind == "Add" && calls[g.steps[s].layer.get()] == 1 && g.steps[s].args.size() == 2) {
+      const int relu = sole_reader(s);
+      if (relu >= 0 && g.steps[static_cast<size_t>(relu)].layer->compute_dtype() == g.steps[s].layer->compute_dtype() &&
+          detail::fused_relu_of(*g.steps[static_cast<size_t>(relu)].layer) == "relu")
+        g.add_relus.emplace(static_cast<int>(s), relu);
     }
     if (kind != "Conv2D" && kind != "DepthwiseConv2D") continue;
     const int bn = sole_reader(s);
@@ -359,10 +369,15 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
     CallArgs call_args = step.node->args;
     if (!call_args.training) call_args.training = ctx.training;
     auto bn_relu = g.bn_relus.find(static_cast<int>(s));
+    auto add_relu = g.add_relus.find(static_cast<int>(s));
     if (bn_relu != g.bn_relus.end() && conv_bn_folding()) {
       call_args.options["_fused_activation"] = bn_relu->second.second;
       values[static_cast<size_t>(bn_relu->second.first)] = (*step.layer)(args, call_args);
       folded[static_cast<size_t>(bn_relu->second.first)] = 1;
+    } else if (add_relu != g.add_relus.end() && conv_bn_folding()) {
+      call_args.options["_fused_activation"] = "relu";
+      values[static_cast<size_t>(add_relu->second)] = (*step.layer)(args, call_args);
+      folded[static_cast<size_t>(add_relu->second)] = 1;
     } else {
       values[s] = (*step.layer)(args, call_args);
     }

@@ -22,6 +22,8 @@ const std::map<std::string, std::string> kStillMissing = {
     // CPU (backend/ops_layer_norm.cpp, layers/attention_common.cpp); on a GPU the same functions
     // run the compositions of ops the fusions replace, which have CUDA kernels.
     {"conv2d_add", "CPU-only inference fold; on a GPU conv2d, add and relu run as layers (keras/models/functional.cpp)"},
+    {"add_relu", "CPU-only fusion; on a GPU the Add layer runs add and relu"},
+    {"add_relu_grad", "CPU-only fusion, the gradient of add_relu"},
     {"batch_norm_relu_train", "CPU-only fusion; GPU runs batch_norm_train and the activation"},
     {"batch_norm_relu_train_grad", "CPU-only fusion; GPU runs batch_norm_train and the activation"},
     {"attention_heads", "CPU-only fusion; GPU runs the composed attention"},

@@ -1,0 +1,108 @@
+// CPU kernels of add_relu and add_relu_grad (backend/ops_add_relu.h): one pass each, y = relu(a + b)
+// and dz = relu_grad(g + h, y), for float32, float64 and bfloat16 (the sum rounded to bfloat16
+// first, as add followed by relu or relu_grad gives). NaN passes the forward, as in relu.
+#include "backend/bf16_compute.h"
+#include "backend/cpu/cpu_loops.h"
+#include "backend/half.h"
+#include "backend/op_registry.h"
+
+namespace keras {
+namespace {
+
+// A select, not a branch, so that the loop vectorises into a blend.
+template <class T>
+[[gnu::always_inline]] inline void add_relu_body(const T* __restrict a, const T* __restrict b, T* __restrict y,
+                                                 int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T s = a[i] + b[i];
+    y[i] = (s > T(0)) | (s != s) ? s : T(0);
+  }
+}
+
+KERAS_ISA_CLONES void add_relu_span(const float* a, const float* b, float* y, int64_t n) { add_relu_body(a, b, y, n); }
+KERAS_ISA_CLONES void add_relu_span(const double* a, const double* b, double* y, int64_t n) {
+  add_relu_body(a, b, y, n);
+}
+KERAS_ISA_CLONES void add_relu_span(const uint16_t* __restrict a, const uint16_t* __restrict b,
+                                    uint16_t* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t s = float_to_bfloat16(bfloat16_to_float(a[i]) + bfloat16_to_float(b[i]));
+    // kept where s > 0 (positive as an int16, not above infinity) or a NaN
+    const bool keep = ((static_cast<int16_t>(s) > 0) & (s <= 0x7f80u)) | (static_cast<int16_t>(s & 0x7fffu) > 0x7f80);
+    y[i] = s & static_cast<uint16_t>(-static_cast<int>(keep));
+  }
+}
+
+// add_relu_grad: the sum s = g + h (rounded to the dtype first, as add gives) passed or stopped by
+// y as relu_grad's kernel of the dtype does it: float32's (oneDNN's) passes s where y > 0 or y is
+// NaN and gives s * 0 elsewhere (-0 for a negative s, NaN for a NaN or infinite one); float64's
+// plain loop passes s where y > 0 and gives 0 elsewhere.
+template <bool kOneDnn, class T>
+[[gnu::always_inline]] inline void grad_body(const T* __restrict g, const T* __restrict h, const T* __restrict y,
+                                             T* __restrict dz, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T s = g[i] + h[i];
+    if constexpr (kOneDnn) dz[i] = y[i] <= T(0) ? s * T(0) : s;
+    else dz[i] = y[i] > T(0) ? s : T(0);
+  }
+}
+
+KERAS_ISA_CLONES void grad_span(const float* g, const float* h, const float* y, float* dz, int64_t n) {
+  grad_body<true>(g, h, y, dz, n);
+}
+KERAS_ISA_CLONES void grad_span(const double* g, const double* h, const double* y, double* dz, int64_t n) {
+  grad_body<false>(g, h, y, dz, n);
+}
+KERAS_ISA_CLONES void grad_span(const uint16_t* __restrict g, const uint16_t* __restrict h,
+                                const uint16_t* __restrict y, uint16_t* __restrict dz, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t s = float_to_bfloat16(bfloat16_to_float(g[i]) + bfloat16_to_float(h[i]));
+    const bool positive = (static_cast<int16_t>(y[i]) > 0) & (y[i] <= 0x7f80u);  // y > 0, not a NaN (relu_grad's mask)
+    dz[i] = s & static_cast<uint16_t>(-static_cast<int>(positive));
+  }
+}
+
+template <class T>
+void run_grad(const TensorList& in, TensorList& out) {
+  const T* g = static_cast<const T*>(in[0].raw_data());
+  const T* h = static_cast<const T*>(in[1].raw_data());
+  const T* y = static_cast<const T*>(in[2].raw_data());
+  T* dz = static_cast<T*>(out[0].raw_data());
+  cpu::parallel_spans(out[0].numel(), 1 << 15,
+                      [&](int64_t s, int64_t e) { grad_span(g + s, h + s, y + s, dz + s, e - s); });
+}
+
+void add_relu_grad_kernel(const TensorList& in, TensorList& out, const Attrs&) {
+  switch (in[0].dtype()) {
+    case DType::float32: return run_grad<float>(in, out);
+    case DType::float64: return run_grad<double>(in, out);
+    case DType::bfloat16: return run_grad<uint16_t>(in, out);
+    default: fail<TypeError>("add_relu_grad (cpu)", "float32, float64 or bfloat16", dtype_name(in[0].dtype()));
+  }
+}
+
+template <class T>
+void run(const TensorList& in, TensorList& out) {
+  const T* a = static_cast<const T*>(in[0].raw_data());
+  const T* b = static_cast<const T*>(in[1].raw_data());
+  T* y = static_cast<T*>(out[0].raw_data());
+  cpu::parallel_spans(out[0].numel(), 1 << 15, [&](int64_t s, int64_t e) { add_relu_span(a + s, b + s, y + s, e - s); });
+}
+
+void add_relu_kernel(const TensorList& in, TensorList& out, const Attrs&) {
+  switch (in[0].dtype()) {
+    case DType::float32: return run<float>(in, out);
+    case DType::float64: return run<double>(in, out);
+    case DType::bfloat16: return run<uint16_t>(in, out);
+    default: fail<TypeError>("add_relu (cpu)", "float32, float64 or bfloat16", dtype_name(in[0].dtype()));
+  }
+}
+
+}  // namespace
+
+KERAS_REGISTER_KERNEL(add_relu, cpu, add_relu_kernel);
+KERAS_REGISTER_BF16_KERNEL(add_relu, cpu, add_relu_kernel);
+KERAS_REGISTER_KERNEL(add_relu_grad, cpu, add_relu_grad_kernel);
+KERAS_REGISTER_BF16_KERNEL(add_relu_grad, cpu, add_relu_grad_kernel);
+
+}  // namespace keras

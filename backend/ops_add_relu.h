@@ -1,0 +1,18 @@
+// The residual Add followed by a ReLU, as one op: add_relu(a, b) -> y = relu(a + b), for a and b
+// of one shape and floating dtype (no broadcasting). Its gradient is relu_grad(grad, y) for both
+// inputs; when two contributions reach it (a block's output feeds the next block's convolution
+// and shortcut), add_relu_grad(grad, addend, y) = relu_grad(grad + addend, y) sums them in the
+// same pass (OpDef::grad_sums_two). A residual block's forward and backward then each make one
+// pass over the activations where they made two. CPU kernels only
+// (backend/cpu/add_relu_kernels.cpp); keras/models/functional.cpp takes it (through the Add
+// layer) for tensors on the CPU.
+#pragma once
+#include "backend/tensor.h"
+
+namespace keras::ops {
+
+// relu(add(a, b)) bit for bit (the sum rounded to the dtype first; NaN passes, as in relu).
+// Throws ShapeError unless a and b have one shape, TypeError unless one floating dtype.
+Tensor add_relu(const Tensor& a, const Tensor& b);
+
+}  // namespace keras::ops
