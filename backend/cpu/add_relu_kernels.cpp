@@ -62,40 +62,33 @@ KERAS_ISA_CLONES void grad_span(const uint16_t* __restrict g, const uint16_t* __
   }
 }
 
-template <class T>
-void run_grad(const TensorList& in, TensorList& out) {
-  const T* g = static_cast<const T*>(in[0].raw_data());
-  const T* h = static_cast<const T*>(in[1].raw_data());
-  const T* y = static_cast<const T*>(in[2].raw_data());
-  T* dz = static_cast<T*>(out[0].raw_data());
-  cpu::parallel_spans(out[0].numel(), 1 << 15,
-                      [&](int64_t s, int64_t e) { grad_span(g + s, h + s, y + s, dz + s, e - s); });
-}
-
-void add_relu_grad_kernel(const TensorList& in, TensorList& out, const Attrs&) {
-  switch (in[0].dtype()) {
-    case DType::float32: return run_grad<float>(in, out);
-    case DType::float64: return run_grad<double>(in, out);
-    case DType::bfloat16: return run_grad<uint16_t>(in, out);
-    default: fail<TypeError>("add_relu_grad (cpu)", "float32, float64 or bfloat16", dtype_name(in[0].dtype()));
-  }
-}
-
-template <class T>
-void run(const TensorList& in, TensorList& out) {
-  const T* a = static_cast<const T*>(in[0].raw_data());
-  const T* b = static_cast<const T*>(in[1].raw_data());
-  T* y = static_cast<T*>(out[0].raw_data());
-  cpu::parallel_spans(out[0].numel(), 1 << 15, [&](int64_t s, int64_t e) { add_relu_span(a + s, b + s, y + s, e - s); });
+// f(T{}) for the storage type T of the dtype: float, double, or uint16_t (bfloat16 bits).
+template <class F>
+void by_storage(DType dtype, const char* where, F&& f) {
+  if (dtype == DType::float32) f(float{});
+  else if (dtype == DType::float64) f(double{});
+  else if (dtype == DType::bfloat16) f(uint16_t{});
+  else fail<TypeError>(where, "float32, float64 or bfloat16", dtype_name(dtype));
 }
 
 void add_relu_kernel(const TensorList& in, TensorList& out, const Attrs&) {
-  switch (in[0].dtype()) {
-    case DType::float32: return run<float>(in, out);
-    case DType::float64: return run<double>(in, out);
-    case DType::bfloat16: return run<uint16_t>(in, out);
-    default: fail<TypeError>("add_relu (cpu)", "float32, float64 or bfloat16", dtype_name(in[0].dtype()));
-  }
+  by_storage(in[0].dtype(), "add_relu (cpu)", [&](auto tag) {
+    using T = decltype(tag);
+    auto a = static_cast<const T*>(in[0].raw_data()), b = static_cast<const T*>(in[1].raw_data());
+    auto y = static_cast<T*>(out[0].raw_data());
+    cpu::parallel_spans(out[0].numel(), 1 << 15, [&](int64_t s, int64_t e) { add_relu_span(a + s, b + s, y + s, e - s); });
+  });
+}
+
+void add_relu_grad_kernel(const TensorList& in, TensorList& out, const Attrs&) {
+  by_storage(in[0].dtype(), "add_relu_grad (cpu)", [&](auto tag) {
+    using T = decltype(tag);
+    auto g = static_cast<const T*>(in[0].raw_data()), h = static_cast<const T*>(in[1].raw_data()),
+         y = static_cast<const T*>(in[2].raw_data());
+    auto dz = static_cast<T*>(out[0].raw_data());
+    cpu::parallel_spans(out[0].numel(), 1 << 15,
+                        [&](int64_t s, int64_t e) { grad_span(g + s, h + s, y + s, dz + s, e - s); });
+  });
 }
 
 }  // namespace
