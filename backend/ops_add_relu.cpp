@@ -1,6 +1,7 @@
 // The add_relu op of ops_add_relu.h: its shape rule and gradient.
 #include "backend/ops_add_relu.h"
 
+#include "backend/bf16_compute.h"
 #include "backend/ops.h"
 
 namespace keras {
@@ -23,9 +24,16 @@ KERAS_REGISTER_OP(add_relu) {
     static const OpDef& add_relu_grad = OpRegistry::instance().find("add_relu_grad");
     const Tensor& g = c.grad_outputs[0];
     const Tensor& y = c.output(0);
+    // The fused sum rounds once: where it runs in float32 for a two-byte dtype (float16 always,
+    // bfloat16 without its kernels), a sum beyond the dtype's range would not become inf as add's
+    // does, so those take add then relu_grad.
+    const DType dt = y.dtype();
+    const bool fused = y.device().kind == DeviceKind::cpu &&
+                       (dt == DType::float32 || dt == DType::float64 ||
+                        (dt == DType::bfloat16 && bf16_kernels_enabled(DeviceKind::cpu)));
     Tensor dz;
     if (!c.grad_output_addend) dz = run_op1(relu_grad, {g, y});
-    else if (y.device().kind == DeviceKind::cpu) dz = run_op1(add_relu_grad, {g, *c.grad_output_addend, y});
+    else if (fused) dz = run_op1(add_relu_grad, {g, *c.grad_output_addend, y});
     else dz = run_op1(relu_grad, {ops::add(g, *c.grad_output_addend), y});
     return TensorList{c.needs_grad[0] ? dz : Tensor(), c.needs_grad[1] ? dz : Tensor()};
   };

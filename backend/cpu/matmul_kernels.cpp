@@ -39,12 +39,26 @@ Operand make_operand(const Shape& batch, int64_t rows, int64_t cols, bool transp
   return op;
 }
 
+// The layout a descriptor names, exactly: data type, dims with their padding and strides, inner blocks.
+std::string layout_key(const memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  cpu::KeyBuilder k("layout");
+  k.add(static_cast<int64_t>(d.data_type)).add(static_cast<int64_t>(d.format_kind));
+  const auto& blocking = d.format_desc.blocking;
+  for (int i = 0; i < d.ndims; ++i)
+    k.add(static_cast<int64_t>(d.dims[i])).add(static_cast<int64_t>(d.padded_dims[i])).add(static_cast<int64_t>(blocking.strides[i]));
+  for (int i = 0; i < blocking.inner_nblks; ++i)
+    k.add(static_cast<int64_t>(blocking.inner_blks[i])).add(static_cast<int64_t>(blocking.inner_idxs[i]));
+  return k.add(static_cast<int64_t>(d.extra.flags)).str();
+}
+
 struct MatmulEntry {
   dnnl::matmul prim;
   memory::desc a, b, bias, c;
   // For a weight b: the primitive taking b in oneDNN's blocked layout, used while b is unchanged.
   dnnl::matmul prim_blocked;
   memory::desc b_blocked;
+  std::string b_key;  // the weight cache's key of that layout; empty: no blocked primitive
 };
 
 // Runs dst = op(a) @ op(b) [+ bias] [then activation] through a cached oneDNN primitive.
@@ -79,19 +93,27 @@ void onednn_matmul(const Operand& a, const Operand& b, const Dims& c_dims, const
     };
     try {
       e->prim = dnnl::matmul(make(e->b));
-      if (b_tensor) {
+    } catch (const dnnl::error& err) {
+      fail<NotImplementedError>("matmul (oneDNN)", "a problem oneDNN supports", key.str() + " (" + err.what() + ")");
+    }
+    if (b_tensor) {
+      try {  // without a blocked primitive the plain one serves
         auto pd = make(memory::desc(b.dims, dt, memory::format_tag::any));
         e->b_blocked = pd.weights_desc();
         e->prim_blocked = dnnl::matmul(pd);
+        // One blocked copy per weight and layout, whatever the row count of the call.
+        e->b_key = cpu::KeyBuilder("matmul_weights").add(static_cast<int64_t>(dt)).add(Shape(b.dims)).add(Shape(b.strides))
+                       .add(layout_key(e->b_blocked)).str();
+      } catch (const dnnl::error&) {
+        e->b_key.clear();
       }
-    } catch (const dnnl::error& err) {
-      fail<NotImplementedError>("matmul (oneDNN)", "a problem oneDNN supports", key.str() + " (" + err.what() + ")");
     }
     return e;
   });
   auto& eng = cpu::dnnl_engine();
   memory blocked_b;
-  if (b_tensor) blocked_b = cpu::prepared_weights_if_stable(*b_tensor, entry->b, entry->b_blocked, key.str() + ";b");
+  if (b_tensor && !entry->b_key.empty())
+    blocked_b = cpu::prepared_weights_if_stable(*b_tensor, entry->b, entry->b_blocked, entry->b_key);
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, memory(entry->a, eng, const_cast<void*>(pa))},
       {DNNL_ARG_WEIGHTS, blocked_b ? blocked_b : memory(entry->b, eng, const_cast<void*>(pb))},

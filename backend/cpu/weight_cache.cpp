@@ -14,8 +14,11 @@ namespace {
 using dnnl::memory;
 
 bool env_cache_enabled() {
-  const char* v = std::getenv("KERAS_WEIGHT_CACHE");
-  return !(v && std::string(v) == "0");
+  for (const char* name : {"KERAS_WEIGHT_CACHE", "KERAS_CONV_WEIGHT_CACHE"}) {  // the second: its name before Dense used it
+    const char* v = std::getenv(name);
+    if (v && std::string(v) == "0") return false;
+  }
+  return true;
 }
 
 struct WeightCache {

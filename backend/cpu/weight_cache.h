@@ -5,7 +5,8 @@
 // kernels reorder a weight tensor once per storage VERSION and reuse the result until the tensor
 // is written again (optimizer updates and Variable::assign bump the version). A write that
 // bypasses the version (raw pointer writes) must disable the cache or bump_version() itself.
-// KERAS_WEIGHT_CACHE=0 disables it from the environment.
+// KERAS_WEIGHT_CACHE=0 (or KERAS_CONV_WEIGHT_CACHE=0, its former name) disables it from the
+// environment.
 #pragma once
 #include <cstdint>
 #include <string>

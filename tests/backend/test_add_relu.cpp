@@ -127,3 +127,20 @@ TEST(AddRelu, TwoReadersOfTheOutputSumInTheGradientPass) {
   EXPECT_TRUE(same_bits(g[0], ops::add(w1, w2)));
   EXPECT_TRUE(same_bits(g[1], run_op1(OpRegistry::instance().find("relu_grad"), {ops::add(w1, w2), y})));
 }
+
+// Two-byte gradients whose sum overflows: add rounds it to inf (and relu_grad then gives NaN or 0
+// where y <= 0, by dtype); the fused gradient must do the same, also where it would compute in
+// float32 (float16, which has no kernels of its own).
+TEST(AddRelu, TwoByteGradientSumsOverflowAsAddDoes) {
+  for (auto [dtype, big] : {std::pair{DType::float16, 40000.0}, std::pair{DType::bfloat16, 2e38}}) {
+    Tensor a = ops::cast(random::normal({6, 7}, 0, 1, uint64_t{13}), dtype).set_requires_grad(true);
+    Tensor b = ops::cast(random::normal({6, 7}, 0, 1, uint64_t{14}), dtype).set_requires_grad(true);
+    Tensor w = ops::cast(ops::multiply(Tensor::ones({6, 7}), big), dtype);
+    auto grads = [&](bool fused) {
+      GradientTape tape;
+      Tensor y = fused ? ops::add_relu(a, b) : ops::relu(ops::add(a, b));
+      return tape.gradient(ops::add(ops::sum(ops::multiply(y, w)), ops::sum(ops::multiply(y, w))), {a});
+    };
+    EXPECT_TRUE(same_bits(grads(true)[0], grads(false)[0])) << dtype_name(dtype);
+  }
+}
