@@ -2,7 +2,9 @@
 // and dz = relu_grad(g + h, y), for float32, float64 and bfloat16 (the sum rounded to bfloat16
 // first, as add followed by relu or relu_grad gives). NaN passes the forward, as in relu.
 #include "backend/bf16_compute.h"
+#include "backend/cpu/bf16_bits.h"
 #include "backend/cpu/cpu_loops.h"
+#include "backend/cpu/dispatch_floating.h"
 #include "backend/half.h"
 #include "backend/op_registry.h"
 
@@ -27,9 +29,7 @@ KERAS_ISA_CLONES void add_relu_span(const uint16_t* __restrict a, const uint16_t
                                     uint16_t* __restrict y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const uint16_t s = float_to_bfloat16(bfloat16_to_float(a[i]) + bfloat16_to_float(b[i]));
-    // kept where s > 0 (positive as an int16, not above infinity) or a NaN
-    const bool keep = ((static_cast<int16_t>(s) > 0) & (s <= 0x7f80u)) | (static_cast<int16_t>(s & 0x7fffu) > 0x7f80);
-    y[i] = s & static_cast<uint16_t>(-static_cast<int>(keep));
+    y[i] = s & cpu::bf16_mask(cpu::bf16_positive(s) | cpu::bf16_is_nan(s));  // relu's bits
   }
 }
 
@@ -57,18 +57,15 @@ KERAS_ISA_CLONES void grad_span(const uint16_t* __restrict g, const uint16_t* __
                                 const uint16_t* __restrict y, uint16_t* __restrict dz, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const uint16_t s = float_to_bfloat16(bfloat16_to_float(g[i]) + bfloat16_to_float(h[i]));
-    const bool positive = (static_cast<int16_t>(y[i]) > 0) & (y[i] <= 0x7f80u);  // y > 0, not a NaN (relu_grad's mask)
-    dz[i] = s & static_cast<uint16_t>(-static_cast<int>(positive));
+    dz[i] = s & cpu::bf16_mask(cpu::bf16_positive(y[i]));  // relu_grad's mask
   }
 }
 
 // f(T{}) for the storage type T of the dtype: float, double, or uint16_t (bfloat16 bits).
 template <class F>
 void by_storage(DType dtype, const char* where, F&& f) {
-  if (dtype == DType::float32) f(float{});
-  else if (dtype == DType::float64) f(double{});
-  else if (dtype == DType::bfloat16) f(uint16_t{});
-  else fail<TypeError>(where, "float32, float64 or bfloat16", dtype_name(dtype));
+  if (dtype == DType::bfloat16) return f(uint16_t{});
+  cpu::dispatch_floating(dtype, where, f);
 }
 
 void add_relu_kernel(const TensorList& in, TensorList& out, const Attrs&) {

@@ -5,6 +5,7 @@
 // (convert the inputs, run, round the output) in one pass over memory instead of four. Other
 // shapes (broadcasting) take that path.
 #include "backend/bf16_compute.h"
+#include "backend/cpu/bf16_bits.h"
 #include "backend/cpu/cpu_loops.h"
 #include "backend/half.h"
 #include "backend/op_registry.h"
@@ -29,25 +30,17 @@ KERAS_ISA_CLONES void binary_span(Binary op, const uint16_t* __restrict a, const
   }
 }
 
-// The tests on the bits, in 16-bit integer lanes so that the loops vectorise without branches
-// (a branch on random signs mispredicts half the time): bfloat16 b > 0 exactly when it is
-// positive as an int16 and not a NaN (above 0x7f80, infinity); b is a NaN when its magnitude
-// bits exceed 0x7f80.
-inline bool positive(uint16_t b) { return (static_cast<int16_t>(b) > 0) & (b <= 0x7f80u); }
-inline bool is_nan(uint16_t b) { return static_cast<int16_t>(b & 0x7fffu) > 0x7f80; }
-
 // relu keeps x where x > 0 or x is NaN (as the float32 kernel): the same bits, no rounding.
 KERAS_ISA_CLONES void relu_span(const uint16_t* __restrict x, uint16_t* __restrict out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const uint16_t keep = static_cast<uint16_t>(-static_cast<int>(positive(x[i]) | is_nan(x[i])));
-    out[i] = x[i] & keep;
+    out[i] = x[i] & cpu::bf16_mask(cpu::bf16_positive(x[i]) | cpu::bf16_is_nan(x[i]));
   }
 }
 
 // relu_grad(grad, y): grad where y > 0, else 0 (relu'(0) = 0, as the float32 kernel).
 KERAS_ISA_CLONES void relu_grad_span(const uint16_t* __restrict g, const uint16_t* __restrict y,
                                      uint16_t* __restrict out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = g[i] & static_cast<uint16_t>(-static_cast<int>(positive(y[i])));
+  for (int64_t i = 0; i < n; ++i) out[i] = g[i] & cpu::bf16_mask(cpu::bf16_positive(y[i]));
 }
 
 const uint16_t* bits(const Tensor& t) { return static_cast<const uint16_t*>(t.raw_data()); }
