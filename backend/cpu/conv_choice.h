@@ -12,14 +12,15 @@
 // convolution_winograd: float32 3x3 stride 1, where oneDNN offers it - AVX-512 CPUs - and where its
 // result on its first call stays within kWinogradTolerance of an exact candidate's).
 //
-// How: the first call of a problem times the candidates on its real tensors: one untimed warm-up
-// run each (it pays oneDNN's JIT and the weight reorder, which the winner pays anyway), then
-// kTimedRuns rounds of one timed run per candidate, interleaved so that a noisy neighbour slows
-// all alike; a candidate slower than kDropFactor times the fastest so far leaves the rounds. The
-// fastest run decides, and the winner runs last, so the first call's result is already the
-// winner's: every call of a problem gives the same bits (a choice that changed from call to call
-// would make predict(x) differ from predict(x) in the last bits). So a decision costs about
-// 2 + 2 runs per candidate, once per problem and process.
+// How: the first call of a problem times the candidates on its real tensors, each run after the
+// private caches were flushed (as a training step finds them; conv_choice.cpp says why): one
+// untimed warm-up run each (it pays oneDNN's JIT and the weight reorder, which the winner pays
+// anyway), then kTimedRuns rounds of one timed run per candidate, interleaved so that a noisy
+// neighbour slows all alike; a candidate slower than kDropFactor times the fastest so far leaves
+// the rounds. The fastest run decides, and the winner runs last, so the first call's result is
+// already the winner's: every call of a problem gives the same bits (a choice that changed from
+// call to call would make predict(x) differ from predict(x) in the last bits). So a decision
+// costs about 2 + 2 runs per candidate, once per problem and process.
 //
 // Environment:
 //   KERAS_CONV_CHOICES=<path>  an existing file pins choices ("<key> <candidate>" per line,

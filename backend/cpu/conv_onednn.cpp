@@ -1,8 +1,11 @@
 // oneDNN's float32 and bfloat16 convolutions (see conv_onednn.h); their weights go through weight_cache.h.
 #include "backend/cpu/conv_onednn.h"
 
+#include <memory>
+#include <optional>
 #include <unordered_map>
 
+#include "backend/allocator.h"
 #include "backend/cpu/weight_cache.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/errors.h"
@@ -95,25 +98,42 @@ void reorder(memory from, memory to, const std::string& key) {
 
 // ---------------- activations in the primitive's layout ----------------
 
+// A buffer in a primitive's own layout, from the caching allocator: oneDNN's memory(desc, engine)
+// would malloc it on every call, and glibc hands megabyte blocks back to the kernel, so each
+// Winograd call paid fresh-page faults on its reordered tensors.
+struct Scratch {
+  std::shared_ptr<Storage> storage;
+  memory mem;
+  explicit Scratch(const memory::desc& want)
+      : storage(std::make_shared<Storage>(want.get_size(), Device::cpu())), mem(want, cpu::dnnl_engine(), storage->data) {}
+};
+
 // NHWC `data` as a primitive wants it: wrapped when it takes NHWC (convolution_direct), else
-// reordered into a scratch buffer (Winograd takes oneDNN's blocked nChw16c only).
-memory act_in(const memory::desc& want, const Shape& s, const void* data, const std::string& key) {
-  auto& eng = cpu::dnnl_engine();
-  memory user(act_desc(s, want.data_type()), eng, const_cast<void*>(data));
+// reordered into `scratch` (Winograd takes oneDNN's blocked nChw16c only).
+memory act_in(const memory::desc& want, const Shape& s, const void* data, const std::string& key,
+              std::optional<Scratch>& scratch) {
+  memory user(act_desc(s, want.data_type()), cpu::dnnl_engine(), const_cast<void*>(data));
   if (want == user.get_desc()) return user;
-  memory blocked(want, eng);
-  reorder(user, blocked, key);
-  return blocked;
+  scratch.emplace(want);
+  reorder(user, scratch->mem, key);
+  return scratch->mem;
 }
 
 // An output in the primitive's layout; finish() moves it into the NHWC tensor if it was not
 // written there directly.
 struct ActOut {
   memory user, mem;
-  ActOut(const memory::desc& want, const Shape& s, void* data)
-      : user(act_desc(s, want.data_type()), cpu::dnnl_engine(), data), mem(want == user.get_desc() ? user : memory(want, cpu::dnnl_engine())) {}
+  std::optional<Scratch> scratch;
+  ActOut(const memory::desc& want, const Shape& s, void* data) : user(act_desc(s, want.data_type()), cpu::dnnl_engine(), data) {
+    if (want == user.get_desc()) {
+      mem = user;
+    } else {
+      scratch.emplace(want);
+      mem = scratch->mem;
+    }
+  }
   void finish(const std::string& key) {
-    if (mem.get_data_handle() != user.get_data_handle()) reorder(mem, user, key);
+    if (scratch) reorder(mem, user, key);
   }
 };
 
@@ -243,7 +263,8 @@ void onednn_conv_forward(const Tensor& x, const Tensor& k, const Tensor* bias, T
   auto& eng = cpu::dnnl_engine();
   memory w = cpu::prepared_weights(k, keras_weight_desc(pr), entry->pd.weights_desc(), key + ";weights");
   ActOut dst(entry->pd.dst_desc(), pr.y, y.raw_data());
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, act_in(entry->pd.src_desc(), pr.x, x.raw_data(), key + ";src")},
+  std::optional<Scratch> src_scratch;
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, act_in(entry->pd.src_desc(), pr.x, x.raw_data(), key + ";src", src_scratch)},
                                        {DNNL_ARG_WEIGHTS, w},
                                        {DNNL_ARG_DST, dst.mem}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory(bias_desc(pr), eng, const_cast<void*>(bias->raw_data())));
@@ -262,7 +283,8 @@ void onednn_conv_backward_data(const Tensor& dy, const Tensor& k, Tensor& dx, co
   if (!entry->ok) fail<NotImplementedError>("conv2d_backward_data (oneDNN)", "a problem oneDNN supports", key);
   memory w = cpu::prepared_weights(k, keras_weight_desc(pr), entry->pd.weights_desc(), key + ";weights");
   ActOut diff_src(entry->pd.diff_src_desc(), pr.x, dx.raw_data());
-  cpu::execute(entry->prim, {{DNNL_ARG_DIFF_DST, act_in(entry->pd.diff_dst_desc(), pr.y, dy.raw_data(), key + ";diff_dst")},
+  std::optional<Scratch> dy_scratch;
+  cpu::execute(entry->prim, {{DNNL_ARG_DIFF_DST, act_in(entry->pd.diff_dst_desc(), pr.y, dy.raw_data(), key + ";diff_dst", dy_scratch)},
                        {DNNL_ARG_WEIGHTS, w},
                        {DNNL_ARG_DIFF_SRC, diff_src.mem}});
   diff_src.finish(key + ";diff_src");
@@ -277,10 +299,12 @@ void onednn_conv_backward_weights(const Tensor& x, const Tensor& dy, TensorList&
   if (!entry->ok) fail<NotImplementedError>("conv2d_backward_weights (oneDNN)", "a problem oneDNN supports", key);
   auto& eng = cpu::dnnl_engine();
   memory keras_dk(keras_weight_desc(pr), eng, out[0].raw_data());
-  memory diff_w = entry->reorder_out ? memory(entry->pd.diff_weights_desc(), eng) : keras_dk;
+  std::optional<Scratch> diff_w_scratch, src_scratch, dy_scratch;
+  if (entry->reorder_out) diff_w_scratch.emplace(entry->pd.diff_weights_desc());
+  memory diff_w = entry->reorder_out ? diff_w_scratch->mem : keras_dk;
   std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, act_in(entry->pd.src_desc(), pr.x, x.raw_data(), key + ";src")},
-      {DNNL_ARG_DIFF_DST, act_in(entry->pd.diff_dst_desc(), pr.y, dy.raw_data(), key + ";diff_dst")},
+      {DNNL_ARG_SRC, act_in(entry->pd.src_desc(), pr.x, x.raw_data(), key + ";src", src_scratch)},
+      {DNNL_ARG_DIFF_DST, act_in(entry->pd.diff_dst_desc(), pr.y, dy.raw_data(), key + ";diff_dst", dy_scratch)},
       {DNNL_ARG_DIFF_WEIGHTS, diff_w}};
   if (with_bias) args.emplace(DNNL_ARG_DIFF_BIAS, memory(bias_desc(pr), eng, out[1].raw_data()));
   cpu::execute(entry->prim, args);

@@ -23,6 +23,7 @@
 #include "backend/cpu/conv_direct.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/determinism.h"
+#include "backend/memory_stats.h"
 #include "backend/ops.h"
 #include "backend/ops_conv.h"
 #include "backend/random.h"
@@ -166,6 +167,30 @@ TEST_F(ConvChoice, EveryCandidateMatchesTheReference) {
     }
   }
   std::printf("Winograd offered and checked on %d of %zu cases\n", winograd_checked, cases().size());
+}
+
+// Winograd's nChw16c copies of the activations come from the caching allocator (oneDNN's own
+// allocation was a fresh malloc per call, page-faulting in every training step): a Winograd run
+// of the three directions takes more bytes from it than a direct run of the same problem, whose
+// only allocations are the outputs.
+TEST_F(ConvChoice, WinogradLayoutCopiesComeFromTheCachingAllocator) {
+  Case c = cases()[0];
+  Tensors t = inputs_of(c, 21);
+  run_all(c, t);
+  bool offered = false;
+  for (const auto& ch : cpu::conv_choices()) offered = offered || has(ch.candidates, ConvCandidate::onednn_winograd);
+  if (!offered) GTEST_SKIP() << "oneDNN offers no Winograd on this CPU (it does on AVX-512)";
+  auto bytes_taken = [&](ConvCandidate cand) {
+    cpu::force_conv_candidate(cand);
+    run_all(c, t);  // creates the primitives and their cached weights
+    uint64_t before = memory_stats(Device::cpu()).allocated_bytes;
+    run_all(c, t);
+    cpu::force_conv_candidate(std::nullopt);
+    return memory_stats(Device::cpu()).allocated_bytes - before;
+  };
+  uint64_t direct = bytes_taken(ConvCandidate::onednn_direct), winograd = bytes_taken(ConvCandidate::onednn_winograd);
+  // At least the input and the output-gradient copies (x, dy: 2 * 12 * 12 * 16 floats) beyond direct.
+  EXPECT_GE(winograd, direct + 2 * 12 * 12 * 16 * sizeof(float)) << "direct " << direct << " bytes";
 }
 
 TEST_F(ConvChoice, PinFileRoundTripTimesNothing) {
