@@ -20,21 +20,7 @@ KERAS_REGISTER_OP(add_relu) {
   def.save = SaveOutputs;
   def.grad_sums_two = true;
   def.grad = [](const GradContext& c) {
-    static const OpDef& relu_grad = OpRegistry::instance().find("relu_grad");
-    static const OpDef& add_relu_grad = OpRegistry::instance().find("add_relu_grad");
-    const Tensor& g = c.grad_outputs[0];
-    const Tensor& y = c.output(0);
-    // The fused sum rounds once: where it runs in float32 for a two-byte dtype (float16 always,
-    // bfloat16 without its kernels), a sum beyond the dtype's range would not become inf as add's
-    // does, so those take add then relu_grad.
-    const DType dt = y.dtype();
-    const bool fused = y.device().kind == DeviceKind::cpu &&
-                       (dt == DType::float32 || dt == DType::float64 ||
-                        (dt == DType::bfloat16 && bf16_kernels_enabled(DeviceKind::cpu)));
-    Tensor dz;
-    if (!c.grad_output_addend) dz = run_op1(relu_grad, {g, y});
-    else if (fused) dz = run_op1(add_relu_grad, {g, *c.grad_output_addend, y});
-    else dz = run_op1(relu_grad, {ops::add(g, *c.grad_output_addend), y});
+    const Tensor dz = ops::add_relu_backward(c, c.output(0));
     return TensorList{c.needs_grad[0] ? dz : Tensor(), c.needs_grad[1] ? dz : Tensor()};
   };
 }
@@ -55,6 +41,22 @@ KERAS_REGISTER_OP(add_relu_grad) {
 }
 
 namespace ops {
+
+Tensor add_relu_backward(const GradContext& c, const Tensor& y) {
+  static const OpDef& relu_grad = OpRegistry::instance().find("relu_grad");
+  static const OpDef& add_relu_grad = OpRegistry::instance().find("add_relu_grad");
+  const Tensor& g = c.grad_outputs[0];
+  if (!c.grad_output_addend) return run_op1(relu_grad, {g, y});
+  // The fused sum rounds once: where it runs in float32 for a two-byte dtype (float16 always,
+  // bfloat16 without its kernels), a sum beyond the dtype's range would not become inf as add's
+  // does, so those take add then relu_grad.
+  const DType dt = y.dtype();
+  const bool fused = y.device().kind == DeviceKind::cpu &&
+                     (dt == DType::float32 || dt == DType::float64 ||
+                      (dt == DType::bfloat16 && bf16_kernels_enabled(DeviceKind::cpu)));
+  if (fused) return run_op1(add_relu_grad, {g, *c.grad_output_addend, y});
+  return run_op1(relu_grad, {ops::add(g, *c.grad_output_addend), y});
+}
 
 Tensor add_relu(const Tensor& a, const Tensor& b) {
   static const OpDef& def = OpRegistry::instance().find("add_relu");

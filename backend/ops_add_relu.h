@@ -7,6 +7,7 @@
 // (backend/cpu/add_relu_kernels.cpp); keras/models/functional.cpp takes it (through the Add
 // layer) for tensors on the CPU.
 #pragma once
+#include "backend/op_registry.h"
 #include "backend/tensor.h"
 
 namespace keras::ops {
@@ -14,5 +15,10 @@ namespace keras::ops {
 // relu(add(a, b)) bit for bit (the sum rounded to the dtype first; NaN passes, as in relu).
 // Throws ShapeError unless a and b have one shape, TypeError unless one floating dtype.
 Tensor add_relu(const Tensor& a, const Tensor& b);
+
+// The gradient reaching a sum through relu(sum) = y: relu_grad(g, y), or with a second
+// contribution (c.grad_output_addend) relu_grad(g + addend, y), in one pass where that rounds as
+// add does. The backward of add_relu and of batch_norm_add_relu_train (ops_batch_norm_relu.h).
+Tensor add_relu_backward(const GradContext& c, const Tensor& y);
 
 }  // namespace keras::ops

@@ -19,4 +19,14 @@ namespace keras::ops {
 BatchNormOutputs batch_norm_relu_training(const Tensor& x, const Tensor& gamma, const Tensor& beta, double epsilon,
                                           const std::string& activation);
 
+// A residual block's BatchNormalization -> Add -> ReLU in training: relu(batch_norm_training(x).y
+// + residual) bit for bit (y and the sum rounded to x's dtype, as the separate ops round them), in
+// one pass over the activations after the moments, y never stored; op batch_norm_add_relu_train
+// (x, residual, gamma, beta, mean, var), whose gradient masks the incoming one by the output
+// (summing a second contribution in that pass: OpDef::grad_sums_two) and hands it to
+// batch_norm_train_grad and, as it is, to the residual. residual: x's shape and dtype (else
+// ShapeError); x on the CPU.
+BatchNormOutputs batch_norm_add_relu_training(const Tensor& x, const Tensor& residual, const Tensor& gamma,
+                                              const Tensor& beta, double epsilon);
+
 }  // namespace keras::ops

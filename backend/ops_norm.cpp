@@ -8,6 +8,8 @@
 //   batch_norm_train_grad(grad, x, gamma, mean, var) -> (dx, dgamma, dbeta)
 //   batch_norm_relu_train / batch_norm_relu_train_grad      the same with a ReLU fused
 //       (ops_batch_norm_relu.h)
+//   batch_norm_add_relu_train(x, residual, gamma, beta, mean, var) -> relu(y + residual)
+//       (ops_batch_norm_relu.h)
 //   batch_norm_inference(x, mean, var, gamma, beta) -> y      attr epsilon; one pass over x,
 //       gradient composed of keras::ops
 // Training runs the moments first, as an op of their own, so that batch_norm_train gets them as
@@ -15,6 +17,7 @@
 // the forward's moments. Saving them as outputs instead would also keep y alive until the
 // backward (SaveOutputs saves every output), one activation per BatchNormalization layer.
 #include "backend/autodiff.h"
+#include "backend/ops_add_relu.h"
 #include "backend/ops_batch_norm_relu.h"
 #include "backend/ops_nn.h"
 
@@ -122,6 +125,31 @@ KERAS_REGISTER_OP(batch_norm_relu_train_grad) {
   };
 }
 
+// The BatchNormalization -> Add -> ReLU fusion (ops_batch_norm_relu.h): batch_norm_train's checks
+// plus the residual's; the gradient is add_relu's (summing two contributions where they come)
+// then batch_norm_train_grad's, the residual taking the masked gradient itself.
+KERAS_REGISTER_OP(batch_norm_add_relu_train) {
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs& a) {
+    const std::string where = "op 'batch_norm_add_relu_train'";
+    if (in.size() != 6)
+      fail<ValueError>(where, "6 inputs (x, residual, gamma, beta, mean, var)", std::to_string(in.size()) + " inputs");
+    if (in[1].shape != in[0].shape || in[1].dtype != in[0].dtype)
+      fail<ShapeError>(where, "a residual of x's shape and dtype " + shape_str(in[0].shape) + " " +
+                                  dtype_name(in[0].dtype),
+                       shape_str(in[1].shape) + " " + dtype_name(in[1].dtype));
+    static const OpDef& plain = OpRegistry::instance().find("batch_norm_train");
+    return plain.shape({in[0], in[2], in[3], in[4], in[5]}, a);
+  };
+  def.save = SaveBoth;
+  def.grad_sums_two = true;
+  def.grad = [](const GradContext& g) {
+    static const OpDef& grad_op = OpRegistry::instance().find("batch_norm_train_grad");
+    const Tensor dz = ops::add_relu_backward(g, g.output(0));
+    TensorList d = run_op(grad_op, {dz, g.input(0), g.input(2), g.input(4), g.input(5)}, g.attrs);
+    return TensorList{d[0], g.needs_grad[1] ? dz : Tensor(), d[1], d[2], Tensor(), Tensor()};
+  };
+}
+
 KERAS_REGISTER_OP(batch_moments) {
   def.shape = [](const std::vector<TensorSpec>& in, const Attrs&) {
     const std::string where = "op 'batch_moments'";
@@ -210,6 +238,16 @@ BatchNormOutputs batch_norm_relu_training(const Tensor& x, const Tensor& gamma, 
   Tensor y = run_op1(def, {x, or_filled(gamma, x, 1.0, w), or_filled(beta, x, 0.0, w), mv[0], mv[1]},
                      Attrs{{"epsilon", epsilon}, {"activation", activation}});
   return {y, mv[0], mv[1]};
+}
+
+BatchNormOutputs batch_norm_add_relu_training(const Tensor& x, const Tensor& residual, const Tensor& gamma,
+                                              const Tensor& beta, double epsilon) {
+  static const OpDef& def = OpRegistry::instance().find("batch_norm_add_relu_train");
+  TensorList mv = moments_like(x, gamma, beta);
+  const DType w = mv[0].dtype();
+  Tensor z = run_op1(def, {x, residual, or_filled(gamma, x, 1.0, w), or_filled(beta, x, 0.0, w), mv[0], mv[1]},
+                     Attrs{{"epsilon", epsilon}});
+  return {z, mv[0], mv[1]};
 }
 
 Tensor batch_norm_inference(const Tensor& x, const Tensor& mean, const Tensor& variance, const Tensor& gamma,

@@ -1,6 +1,8 @@
 #include "layers/batch_normalization.h"
 
 #include "backend/autodiff.h"
+#include "backend/bf16_compute.h"
+#include "backend/ops_add_relu.h"
 #include "backend/instrumentation.h"
 #include "backend/ops_batch_norm_relu.h"
 #include "backend/collectives/collective_ops.h"
@@ -29,7 +31,11 @@ BatchNormalizationImpl::BatchNormalizationImpl(BatchNormalizationOptions options
 }
 
 void BatchNormalizationImpl::validate_input(const std::vector<Shape>& shapes) const {
-  if (shapes.size() != 1) fail<ShapeError>(where(), "one input", std::to_string(shapes.size()) + " inputs");
+  // A functional graph's fused residual block passes the Add's other input as keyword "_residual".
+  const bool residual = shapes.size() == 2 && current_call_args().keywords == std::vector<std::string>{"_residual"};
+  if (residual && shapes[1] != shapes[0])
+    fail<ShapeError>(where() + " input '_residual'", "the input's shape " + shape_str(shapes[0]), shape_str(shapes[1]));
+  if (shapes.size() != 1 && !residual) fail<ShapeError>(where(), "one input", std::to_string(shapes.size()) + " inputs");
   const Shape& s = shapes[0];
   if (s.size() < 2) fail<ShapeError>(where(), "an input of rank >= 2 (batch, ..., channels)", "shape " + shape_str(s));
   int axis = normalize_axis(options_.axis, static_cast<int64_t>(s.size()), where());
@@ -107,9 +113,68 @@ std::string fused_activation(const CallContext& ctx) {
   return a.get<std::string>();
 }
 
+// The keyword input "_residual" (not Keras's; with "_fused_activation" "relu") makes the output
+// relu(normalized + residual): a functional graph passes it for a normalization whose only
+// reader is a residual Add whose only reader is a ReLU, and skips those two (keras/models/
+// functional.cpp), so that training runs the fused batch_norm_add_relu_train on the CPU.
+Tensor residual_input(const TensorList& inputs, const CallContext& ctx, const std::string& act,
+                      const std::string& where) {
+  const TensorList r = ctx.keyword(inputs, "_residual");
+  if (r.empty()) return Tensor();
+  if (act != "relu")
+    fail<ValueError>(where + " input '_residual'", "the call option _fused_activation \"relu\" beside it",
+                     act.empty() ? "none" : "'" + act + "'");
+  return r[0];
+}
+
+// moving = moving * momentum + batch statistic * (1 - momentum), as Keras updates them.
+void update_moving_statistics(Variable& moving_mean, Variable& moving_variance, double m,
+                              const ops::BatchNormOutputs& r) {
+  NoGradGuard no_grad;
+  // The batch statistics of two-byte inputs are float32, as Keras's; variables of a plain
+  // bfloat16 policy take them rounded.
+  auto like = [](const Tensor& t, const Variable& v) { return t.dtype() == v.dtype() ? t : ops::cast(t, v.dtype()); };
+  moving_mean.assign(ops::add(ops::multiply(moving_mean.value(), m), ops::multiply(like(r.mean, moving_mean), 1.0 - m)));
+  moving_variance.assign(
+      ops::add(ops::multiply(moving_variance.value(), m), ops::multiply(like(r.variance, moving_variance), 1.0 - m)));
+}
+
+// relu(y + residual) as the Add layer with its fused ReLU computes it.
+Tensor add_relu_of(const Tensor& y, const Tensor& residual) {
+  if (y.device().kind == DeviceKind::cpu && residual.device().kind == DeviceKind::cpu &&
+      !instrumentation::split_fused_activations())
+    return ops::add_relu(residual, y);
+  return ops::relu(ops::add(residual, y));
+}
+
 }  // namespace
 
 TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallContext& ctx) {
+  const std::string act_option = fused_activation(ctx);
+  if (const Tensor residual = residual_input(inputs, ctx, act_option, where()); residual.defined()) {
+    // One pass where the op serves the case; else the normalization, then the Add and ReLU.
+    const Tensor& x = inputs[0];
+    const DType dt = x.dtype();
+    const bool one_pass = ctx.training && trainable() && !ctx.mask(0).defined() && !options_.synchronized &&
+                          residual.shape() == x.shape() && residual.dtype() == dt && x.device().kind == DeviceKind::cpu &&
+                          residual.device().kind == DeviceKind::cpu && !instrumentation::split_fused_activations() &&
+                          (dt == DType::float32 || dt == DType::float64 ||
+                           // bfloat16 in one pass: float32 weights (mixed_bfloat16) and the bf16 kernels
+                           (dt == DType::bfloat16 && moving_mean_.dtype() == DType::float32 &&
+                            bf16_kernels_enabled(DeviceKind::cpu)));
+    if (!one_pass) {
+      CallContext plain = ctx;
+      plain.keywords.clear();
+      plain.options.erase("_fused_activation");
+      if (plain.masks.size() > 1) plain.masks.resize(1);
+      return {add_relu_of(call({x}, plain)[0], residual)};
+    }
+    Tensor gamma = options_.scale ? gamma_.value() : Tensor();
+    Tensor beta = options_.center ? beta_.value() : Tensor();
+    ops::BatchNormOutputs r = ops::batch_norm_add_relu_training(x, residual, gamma, beta, options_.epsilon);
+    update_moving_statistics(moving_mean_, moving_variance_, options_.momentum, r);
+    return {r.y};
+  }
   // Two-byte inputs are normalized in float32 and the result rounded back, as Keras does: the
   // batch-norm ops take them with the float32 statistics and weights and do exactly that (on
   // bfloat16 CPUs in one pass, backend/cpu/norm_kernels.cpp); the masked and synchronized
@@ -120,7 +185,7 @@ TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallCont
   const bool synchronized = options_.synchronized && group && group->size() > 1;
   if (is_half(in_dtype) && ctx.training && trainable() && (mask.defined() || synchronized))
     return {ops::cast(call({ops::cast(inputs[0], DType::float32)}, ctx)[0], in_dtype)};
-  const std::string act = fused_activation(ctx);
+  const std::string& act = act_option;
   auto activated = [&](const Tensor& y) { return act.empty() ? y : ops::activation(act, y); };
   const Tensor& x = inputs[0];
   Tensor gamma = options_.scale ? gamma_.value() : Tensor();
@@ -142,16 +207,7 @@ TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallCont
     } else {
       r = ops::batch_norm_training(x, gamma, beta, options_.epsilon);
     }
-    {
-      NoGradGuard no_grad;
-      const double m = options_.momentum;
-      // The batch statistics of two-byte inputs are float32, as Keras's; variables of a plain
-      // bfloat16 policy take them rounded.
-      auto like = [](const Tensor& t, const Variable& v) { return t.dtype() == v.dtype() ? t : ops::cast(t, v.dtype()); };
-      moving_mean_.assign(ops::add(ops::multiply(moving_mean_.value(), m), ops::multiply(like(r.mean, moving_mean_), 1.0 - m)));
-      moving_variance_.assign(
-          ops::add(ops::multiply(moving_variance_.value(), m), ops::multiply(like(r.variance, moving_variance_), 1.0 - m)));
-    }
+    update_moving_statistics(moving_mean_, moving_variance_, options_.momentum, r);
     return {fused ? r.y : activated(r.y)};
   }
   return {activated(ops::batch_norm_inference(x, moving_mean_.value(), moving_variance_.value(), gamma, beta, options_.epsilon))};

@@ -358,12 +358,22 @@ int run_breakdown(const Workload& w, int steps, const std::string& mode, k::Devi
               training ? "phased steps (forward to metrics)" : "predict_on_batch calls", 1e3 * total / steps,
               gpu ? "the host's time issuing them" : "wall");
   std::printf("%-28s %-22s %7s %10s %10s %7s\n", "op", "first input", "calls", "wall ms", "cpu ms", "share");
+  k::OpProfileEntry rest{.op = "(smaller rows)"};
+  int64_t hidden = 0;
   for (const auto& e : ops) {
-    if (e.seconds < 0.002 * total) continue;
+    if (e.seconds < 0.002 * total) {
+      rest.calls += e.calls, rest.seconds += e.seconds, rest.cpu_seconds += e.cpu_seconds, ++hidden;
+      continue;
+    }
     std::printf("%-28s %-22s %7.1f %10.3f %10.3f %6.1f%%\n", e.op.c_str(), e.shape.c_str(),
                 static_cast<double>(e.calls) / steps, 1e3 * e.seconds / steps, 1e3 * e.cpu_seconds / steps,
                 100 * e.seconds / total);
   }
+  if (hidden > 0)
+    std::printf("%-28s %-22s %7.1f %10.3f %10.3f %6.1f%%\n", rest.op.c_str(),
+                (std::to_string(hidden) + " rows").c_str(),
+                static_cast<double>(rest.calls) / steps, 1e3 * rest.seconds / steps, 1e3 * rest.cpu_seconds / steps,
+                100 * rest.seconds / total);
   return 0;
 }
 

@@ -245,15 +245,33 @@ void backward_f32(const Tensor& grad, const Tensor& x, const Tensor& gamma, cons
 }
 
 // y = x * a + b, clamped to [0, hi] when relu_hi is set (the fused ReLU / ReLU6); computed in T,
-// x and y stored as S (bfloat16 x: S = uint16_t, T = float).
+// x and y stored as S (bfloat16 x: S = uint16_t, T = float). With a `residual` (then relu_hi is
+// infinity): relu(y + residual), y and the sum rounded to S as the separate ops round them.
 template <class T, class S = T>
 void inference_typed(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& gamma, const Tensor& beta,
-                     double eps, Tensor& y, std::optional<double> relu_hi = std::nullopt) {
+                     double eps, Tensor& y, std::optional<double> relu_hi = std::nullopt,
+                     const Tensor* residual = nullptr) {
   const int64_t C = channels(x), M = C ? x.numel() / C : 0;
   std::vector<T> a, b;
   affine_of<T>(mean, var, gamma, beta, eps, a, b);
   const S* px = static_cast<const S*>(x.raw_data());
   S* py = static_cast<S*>(y.raw_data());
+  if (residual) {
+    const S* pr = static_cast<const S*>(residual->raw_data());
+    if constexpr (std::is_same_v<T, float>) {
+#pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
+      for (int64_t m = 0; m < M; m += kRowsPerTask)
+        affine_add_relu_rows(px + m * C, pr + m * C, py + m * C, std::min(kRowsPerTask, M - m), C, a.data(), b.data());
+    } else {
+#pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t c = 0; c < C; ++c) {
+          const T v = widen<T>(narrow<S>(widen<T>(px[m * C + c]) * a[c] + b[c])) + widen<T>(pr[m * C + c]);
+          py[m * C + c] = narrow<S>(v > T(0) || v != v ? v : T(0));
+        }
+    }
+    return;
+  }
   if constexpr (std::is_same_v<T, float>) {  // float32 or bfloat16 activations: norm_rows.h
     const float hi = relu_hi ? static_cast<float>(*relu_hi) : 0.f;
 #pragma omp parallel for if (M * C > (1 << 15)) schedule(static)
@@ -331,6 +349,15 @@ void batch_norm_apply_relu(const Tensor& x, const Tensor& mean, const Tensor& va
                     [&](auto tag) { inference_typed<decltype(tag)>(x, mean, var, gamma, beta, epsilon, y, hi); });
 }
 
+void batch_norm_apply_add_relu(const Tensor& x, const Tensor& residual, const Tensor& mean, const Tensor& var,
+                               const Tensor& gamma, const Tensor& beta, double epsilon, Tensor& z) {
+  if (x.dtype() == DType::bfloat16)
+    return inference_typed<float, uint16_t>(x, mean, var, gamma, beta, epsilon, z, std::nullopt, &residual);
+  dispatch_floating(x.dtype(), "batch_norm_add_relu kernel", [&](auto tag) {
+    inference_typed<decltype(tag)>(x, mean, var, gamma, beta, epsilon, z, std::nullopt, &residual);
+  });
+}
+
 void batch_norm_relu_backward(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                               const Tensor& mean, const Tensor& var, double epsilon, double hi, Tensor& dx,
                               Tensor& dgamma, Tensor& dbeta) {
@@ -373,6 +400,10 @@ void batch_norm_relu_train_grad_cpu(const TensorList& in, TensorList& out, const
   cpu::batch_norm_relu_backward(in[0], in[1], in[2], in[3], in[4], in[5], a.get_float("epsilon"), relu_hi(a), out[0], out[1],
                                 out[2]);
 }
+// batch_norm_add_relu_train(x, residual, gamma, beta, mean, var) -> z; attr epsilon.
+void batch_norm_add_relu_train_cpu(const TensorList& in, TensorList& out, const Attrs& a) {
+  cpu::batch_norm_apply_add_relu(in[0], in[1], in[4], in[5], in[2], in[3], a.get_float("epsilon"), out[0]);
+}
 // The bfloat16 kernels (backend/bf16_compute.h): the first `activations` inputs bfloat16, the
 // statistics and weights float32 (what BatchNormalization passes under mixed_bfloat16) run the
 // loops above reading and writing bfloat16 in one pass; other mixes are converted.
@@ -391,6 +422,8 @@ KERAS_REGISTER_BF16_KERNEL(batch_norm_train, cpu, bf16(batch_norm_train_cpu, 1))
 KERAS_REGISTER_BF16_KERNEL(batch_norm_train_grad, cpu, bf16(batch_norm_train_grad_cpu, 2));
 KERAS_REGISTER_BF16_KERNEL(batch_moments, cpu, bf16(batch_moments_cpu, 1));
 KERAS_REGISTER_BF16_KERNEL(batch_norm_inference, cpu, bf16(batch_norm_inference_cpu, 1));
+KERAS_REGISTER_BF16_KERNEL(batch_norm_add_relu_train, cpu, bf16(batch_norm_add_relu_train_cpu, 2));
+KERAS_REGISTER_KERNEL(batch_norm_add_relu_train, cpu, batch_norm_add_relu_train_cpu);
 KERAS_REGISTER_KERNEL(batch_norm_relu_train, cpu, batch_norm_relu_train_cpu);
 KERAS_REGISTER_KERNEL(batch_norm_relu_train_grad, cpu, batch_norm_relu_train_grad_cpu);
 KERAS_REGISTER_KERNEL(batch_norm_train, cpu, batch_norm_train_cpu);

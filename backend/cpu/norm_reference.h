@@ -29,6 +29,10 @@ void batch_norm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta
 void batch_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                          const Tensor& var, double epsilon, Tensor& dx, Tensor& dgamma, Tensor& dbeta);
 
+// A residual block's BatchNormalization -> Add -> ReLU (op batch_norm_add_relu_train):
+// z = relu(normalized x + residual), rounding as the separate ops do; residual of x's shape and dtype.
+void batch_norm_apply_add_relu(const Tensor& x, const Tensor& residual, const Tensor& mean, const Tensor& var,
+                               const Tensor& gamma, const Tensor& beta, double epsilon, Tensor& z);
 // The same with a ReLU after the normalization (ops batch_norm_relu_train and its gradient):
 // y = min(hi, max(0, normalized)) (hi: 6 for relu6, infinity for relu); the backward passes the
 // gradient only where 0 < y < hi, y recomputed from x, beta and the statistics.

@@ -49,6 +49,22 @@ template <class S>
 }
 
 template <class S>
+[[gnu::always_inline]] inline void affine_add_relu_body(const S* __restrict x, const S* __restrict r, S* __restrict z,
+                                                        int64_t rows, int64_t C, const float* __restrict a,
+                                                        const float* __restrict b) {
+  for (int64_t m = 0; m < rows; ++m) {
+    const S* __restrict xr = x + m * C;
+    const S* __restrict rr = r + m * C;
+    S* __restrict zr = z + m * C;
+    for (int64_t c = 0; c < C; ++c) {
+      const float y = widen<float>(narrow<S>(widen<float>(xr[c]) * a[c] + b[c]));
+      const float v = widen<float>(narrow<S>(y + widen<float>(rr[c])));
+      zr[c] = narrow<S>((v > 0.f) | (v != v) ? v : 0.f);
+    }
+  }
+}
+
+template <class S>
 [[gnu::always_inline]] inline void grad_sum_body(const S* __restrict g, const S* __restrict x, int64_t rows, int64_t C,
                                                  const float* __restrict mu, ReluRows relu, float* __restrict s1,
                                                  float* __restrict s2) {
@@ -117,6 +133,16 @@ KERAS_ISA_CLONES void affine_rows(const uint16_t* x, uint16_t* y, int64_t rows, 
                                   const float* b, bool relu, float hi) {
   if (avx512::rows_available()) return avx512::affine_rows(x, y, rows, C, a, b, relu, hi);
   affine_body(x, y, rows, C, a, b, relu, hi);
+}
+KERAS_ISA_CLONES void affine_add_relu_rows(const float* x, const float* r, float* z, int64_t rows, int64_t C,
+                                           const float* a, const float* b) {
+  if (avx512::rows_available()) return avx512::affine_add_relu_rows(x, r, z, rows, C, a, b);
+  affine_add_relu_body(x, r, z, rows, C, a, b);
+}
+KERAS_ISA_CLONES void affine_add_relu_rows(const uint16_t* x, const uint16_t* r, uint16_t* z, int64_t rows, int64_t C,
+                                           const float* a, const float* b) {
+  if (avx512::rows_available()) return avx512::affine_add_relu_rows(x, r, z, rows, C, a, b);
+  affine_add_relu_body(x, r, z, rows, C, a, b);
 }
 KERAS_ISA_CLONES void grad_sum_rows(const float* g, const float* x, int64_t rows, int64_t C, const float* mu,
                                     ReluRows relu, float* s1, float* s2) {

@@ -25,6 +25,13 @@ void affine_rows(const float* x, float* y, int64_t rows, int64_t C, const float*
 void affine_rows(const uint16_t* x, uint16_t* y, int64_t rows, int64_t C, const float* a, const float* b, bool relu,
                  float hi);
 
+// A BatchNormalization -> Add -> ReLU residual block's output: z = relu(y + r), y = x * a[c] + b[c]
+// stored as S first and the sum rounded to S, as the separate ops round them (a NaN stays NaN).
+void affine_add_relu_rows(const float* x, const float* r, float* z, int64_t rows, int64_t C, const float* a,
+                          const float* b);
+void affine_add_relu_rows(const uint16_t* x, const uint16_t* r, uint16_t* z, int64_t rows, int64_t C, const float* a,
+                          const float* b);
+
 // The backward's first pass: gm = g masked by the window; s1[c] += gm, s2[c] += gm * (x - mu[c]).
 void grad_sum_rows(const float* g, const float* x, int64_t rows, int64_t C, const float* mu, ReluRows relu, float* s1,
                    float* s2);

@@ -37,16 +37,18 @@ inline __m512 load(const uint16_t* p, __mmask16 k) {
 }
 
 inline void store(float* p, __m512 v, __mmask16 k) { _mm512_mask_storeu_ps(p, k, v); }
-// float_to_bfloat16 of backend/half.h, sixteen at a time.
-inline void store(uint16_t* p, __m512 v, __mmask16 k) {
+// float_to_bfloat16 of backend/half.h, sixteen at a time (the bits in each 32-bit lane's low half).
+inline __m512i bf16_bits(__m512 v) {
   const __m512i u = _mm512_castps_si512(v);
   const __m512i high = _mm512_srli_epi32(u, 16);
   const __m512i lsb = _mm512_and_si512(high, _mm512_set1_epi32(1));
   __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
   const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
                                                 _mm512_set1_epi32(0x7f800000));
-  r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(high, _mm512_set1_epi32(0x40)));
-  _mm256_mask_storeu_epi16(p, k, _mm512_cvtepi32_epi16(r));
+  return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(high, _mm512_set1_epi32(0x40)));
+}
+inline void store(uint16_t* p, __m512 v, __mmask16 k) {
+  _mm256_mask_storeu_epi16(p, k, _mm512_cvtepi32_epi16(bf16_bits(v)));
 }
 
 // The fused ReLU's window: g where 0 < x * a + b < hi, else 0 (norm_rows.cpp's `window`).
@@ -118,6 +120,25 @@ inline void affine(const S* x, S* y, int64_t rows, int64_t C, const float* a, co
     }
 }
 
+// Rounds to S and back: identity for float32, bfloat16's rounding (store's) for uint16_t.
+inline __m512 as_stored(__m512 v, const float*) { return v; }
+inline __m512 as_stored(__m512 v, const uint16_t*) { return _mm512_castsi512_ps(_mm512_slli_epi32(bf16_bits(v), 16)); }
+
+template <class S>
+inline void affine_add_relu(const S* x, const S* r, S* z, int64_t rows, int64_t C, const float* a, const float* b) {
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t c = 0; c < C; c += 16) {
+      const __mmask16 k = lanes(C - c);
+      const int64_t i = m * C + c;
+      const __m512 y = as_stored(_mm512_add_ps(_mm512_mul_ps(load(x + i, k), load(a + c, k)), load(b + c, k)), x);
+      const __m512 v = as_stored(_mm512_add_ps(y, load(r + i, k)), x);
+      // v > 0 or NaN: v, else 0
+      const __mmask16 keep =
+          _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      store(z + i, _mm512_maskz_mov_ps(keep, v), k);
+    }
+}
+
 template <class S>
 inline void grad_sum(const S* g, const S* x, int64_t rows, int64_t C, const float* mu, ReluRows relu,
                                   float* s1, float* s2) {
@@ -163,6 +184,14 @@ void affine_rows(const float* x, float* y, int64_t rows, int64_t C, const float*
 void affine_rows(const uint16_t* x, uint16_t* y, int64_t rows, int64_t C, const float* a, const float* b,
                               bool relu, float hi) {
   affine(x, y, rows, C, a, b, relu, hi);
+}
+void affine_add_relu_rows(const float* x, const float* r, float* z, int64_t rows, int64_t C, const float* a,
+                          const float* b) {
+  affine_add_relu(x, r, z, rows, C, a, b);
+}
+void affine_add_relu_rows(const uint16_t* x, const uint16_t* r, uint16_t* z, int64_t rows, int64_t C, const float* a,
+                          const float* b) {
+  affine_add_relu(x, r, z, rows, C, a, b);
 }
 void grad_sum_rows(const float* g, const float* x, int64_t rows, int64_t C, const float* mu,
                                 ReluRows relu, float* s1, float* s2) {

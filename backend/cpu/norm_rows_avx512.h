@@ -16,6 +16,10 @@ void moment_rows(const uint16_t* x, int64_t rows, int64_t C, const float* shift,
 void affine_rows(const float* x, float* y, int64_t rows, int64_t C, const float* a, const float* b, bool relu, float hi);
 void affine_rows(const uint16_t* x, uint16_t* y, int64_t rows, int64_t C, const float* a, const float* b, bool relu,
                  float hi);
+void affine_add_relu_rows(const float* x, const float* r, float* z, int64_t rows, int64_t C, const float* a,
+                          const float* b);
+void affine_add_relu_rows(const uint16_t* x, const uint16_t* r, uint16_t* z, int64_t rows, int64_t C, const float* a,
+                          const float* b);
 void grad_sum_rows(const float* g, const float* x, int64_t rows, int64_t C, const float* mu, ReluRows relu, float* s1,
                    float* s2);
 void grad_sum_rows(const uint16_t* g, const uint16_t* x, int64_t rows, int64_t C, const float* mu, ReluRows relu,

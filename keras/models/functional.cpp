@@ -46,6 +46,16 @@ struct Model::Graph {
   // it ("_fused_activation", layers/elementwise_merge.cpp) and the ReLU step is skipped. By the
   // Add's step: the ReLU's step.
   std::map<int, int> add_relus;
+  // BatchNormalization steps whose only reader is such an Add (of add_relus), of the same compute
+  // dtype: in training the normalization takes the Add's other input (keyword "_residual",
+  // layers/batch_normalization.cpp) and computes the ReLU's output in one pass; the Add and ReLU
+  // steps are skipped. Taken only where the other input is computed already. By the
+  // normalization's step.
+  struct BnAddRelu {
+    int add_step = -1, relu_step = -1;
+    std::pair<int, int> residual{-1, 0};
+  };
+  std::map<int, BnAddRelu> bn_add_relus;
   void find_folds();
   static int residual_add(const Graph& g, int bn, const std::vector<int>& readers);
 };
@@ -102,6 +112,17 @@ void Model::Graph::find_folds() {
       f.residual = args[0].first == bn ? args[1] : args[0];
     }
     g.folds.emplace(static_cast<int>(s), std::move(f));
+  }
+  for (size_t s = 0; s < g.steps.size(); ++s) {
+    const Layer& bn = *g.steps[s].layer;
+    if (g.steps[s].input_position >= 0 || bn.class_name() != "BatchNormalization" || calls[&bn] != 1) continue;
+    const int add = residual_add(g, static_cast<int>(s), readers);
+    auto relu = add < 0 ? g.add_relus.end() : g.add_relus.find(add);
+    if (relu == g.add_relus.end() || g.steps[static_cast<size_t>(add)].layer->compute_dtype() != bn.compute_dtype())
+      continue;
+    const auto& args = g.steps[static_cast<size_t>(add)].args;
+    g.bn_add_relus.emplace(static_cast<int>(s),
+                           BnAddRelu{add, relu->second, args[0].first == static_cast<int>(s) ? args[1] : args[0]});
   }
 }
 
@@ -370,7 +391,23 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
     if (!call_args.training) call_args.training = ctx.training;
     auto bn_relu = g.bn_relus.find(static_cast<int>(s));
     auto add_relu = g.add_relus.find(static_cast<int>(s));
-    if (bn_relu != g.bn_relus.end() && conv_bn_folding()) {
+    auto bn_add_relu = g.bn_add_relus.find(static_cast<int>(s));
+    const TensorList* residual = nullptr;
+    if (bn_add_relu != g.bn_add_relus.end() && conv_bn_folding() && *call_args.training) {
+      const TensorList& held = values[static_cast<size_t>(bn_add_relu->second.residual.first)];
+      if (!held.empty() && !args[0].keras_mask().defined() &&
+          !held[static_cast<size_t>(bn_add_relu->second.residual.second)].keras_mask().defined())
+        residual = &held;
+    }
+    if (residual) {
+      const auto& plan = bn_add_relu->second;
+      args.push_back((*residual)[static_cast<size_t>(plan.residual.second)]);
+      call_args.keywords = {"_residual"};
+      call_args.options["_fused_activation"] = "relu";
+      values[static_cast<size_t>(plan.relu_step)] = (*step.layer)(args, call_args);
+      folded[static_cast<size_t>(plan.add_step)] = 1;
+      folded[static_cast<size_t>(plan.relu_step)] = 1;
+    } else if (bn_relu != g.bn_relus.end() && conv_bn_folding()) {
       call_args.options["_fused_activation"] = bn_relu->second.second;
       values[static_cast<size_t>(bn_relu->second.first)] = (*step.layer)(args, call_args);
       folded[static_cast<size_t>(bn_relu->second.first)] = 1;

@@ -83,6 +83,21 @@ void check_rows(const Case& k, const std::vector<S>& x, const std::vector<S>& g)
         }
       EXPECT_TRUE(same_bits(got, want)) << "affine_rows, " << where << ", relu " << with_relu << ", hi " << hi;
     }
+    // the residual block's affine + add + ReLU, g standing for the residual: y and the sum
+    // rounded to S as the separate ops store them
+    {
+      std::vector<S> got(x.size()), want(x.size());
+      affine_add_relu_rows(x.data(), g.data(), got.data(), rows, C, a.data(), b.data());
+      for (int64_t m = 0; m < rows; ++m)
+        for (int64_t c = 0; c < C; ++c) {
+          S y{}, sum{};
+          store(y, mul(as_float(x[m * C + c]), a[c]) + b[c]);
+          store(sum, as_float(y) + as_float(g[m * C + c]));
+          const float v = as_float(sum);
+          store(want[m * C + c], v > 0.f || v != v ? v : 0.f);
+        }
+      EXPECT_TRUE(same_bits(got, want)) << "affine_add_relu_rows, " << where;
+    }
     // both backward passes, with and without the window
     for (bool with_relu : {false, true}) {
       const ReluRows r = with_relu ? relu : ReluRows{};
