@@ -26,6 +26,12 @@ BatchNormOutputs batch_norm_relu_training(const Tensor& x, const Tensor& gamma, 
 // (summing a second contribution in that pass: OpDef::grad_sums_two) and hands it to
 // batch_norm_train_grad and, as it is, to the residual. residual: x's shape and dtype (else
 // ShapeError); x on the CPU.
+// moving = moving * momentum + value * (1 - momentum) in place (moving's version bumped), bit for
+// bit as ops::add(ops::multiply(moving, momentum), ops::multiply(value, 1 - momentum)); one
+// floating dtype and shape (else TypeError), float32 or float64 (in-place ops take no two-byte
+// tensors), on the CPU. BatchNormalization's moving statistics.
+void moving_average_update(const Tensor& moving, const Tensor& value, double momentum);
+
 BatchNormOutputs batch_norm_add_relu_training(const Tensor& x, const Tensor& residual, const Tensor& gamma,
                                               const Tensor& beta, double epsilon);
 

@@ -150,6 +150,22 @@ KERAS_REGISTER_OP(batch_norm_add_relu_train) {
   };
 }
 
+// moving_average_update(moving, value), in place: moving = moving * momentum + value * (1 -
+// momentum), each product rounded to the dtype and then the sum, as multiply, multiply and add
+// round them (BatchNormalization's moving statistics: one op where there were five).
+KERAS_REGISTER_OP(moving_average_update) {
+  def.mutates_inputs = true;
+  def.shape = [](const std::vector<TensorSpec>& in, const Attrs&) {
+    const std::string where = "op 'moving_average_update'";
+    if (in.size() != 2) fail<ValueError>(where, "2 inputs (moving, value)", std::to_string(in.size()) + " inputs");
+    if (in[1].shape != in[0].shape || in[1].dtype != in[0].dtype || !is_floating(in[0].dtype))
+      fail<TypeError>(where, "a floating moving value and a value of its shape and dtype " + shape_str(in[0].shape) + " " +
+                                 dtype_name(in[0].dtype),
+                      shape_str(in[1].shape) + " " + dtype_name(in[1].dtype));
+    return std::vector<TensorSpec>{};
+  };
+}
+
 KERAS_REGISTER_OP(batch_moments) {
   def.shape = [](const std::vector<TensorSpec>& in, const Attrs&) {
     const std::string where = "op 'batch_moments'";
@@ -248,6 +264,11 @@ BatchNormOutputs batch_norm_add_relu_training(const Tensor& x, const Tensor& res
   Tensor z = run_op1(def, {x, residual, or_filled(gamma, x, 1.0, w), or_filled(beta, x, 0.0, w), mv[0], mv[1]},
                      Attrs{{"epsilon", epsilon}});
   return {z, mv[0], mv[1]};
+}
+
+void moving_average_update(const Tensor& moving, const Tensor& value, double momentum) {
+  static const OpDef& def = OpRegistry::instance().find("moving_average_update");
+  run_op(def, {moving, value}, Attrs{{"momentum", momentum}});
 }
 
 Tensor batch_norm_inference(const Tensor& x, const Tensor& mean, const Tensor& variance, const Tensor& gamma,

@@ -134,6 +134,15 @@ void update_moving_statistics(Variable& moving_mean, Variable& moving_variance, 
   // The batch statistics of two-byte inputs are float32, as Keras's; variables of a plain
   // bfloat16 policy take them rounded.
   auto like = [](const Tensor& t, const Variable& v) { return t.dtype() == v.dtype() ? t : ops::cast(t, v.dtype()); };
+  const DType dt = moving_mean.dtype();
+  // In place where value() is the stored tensor itself (no autocast copy) on the CPU.
+  if ((dt == DType::float32 || dt == DType::float64) && moving_variance.dtype() == dt && !moving_mean.autocast() &&
+      !moving_variance.autocast() && moving_mean.value().device().kind == DeviceKind::cpu &&
+      r.mean.device().kind == DeviceKind::cpu) {
+    ops::moving_average_update(moving_mean.value(), like(r.mean, moving_mean), m);  // in place, one op each
+    ops::moving_average_update(moving_variance.value(), like(r.variance, moving_variance), m);
+    return;
+  }
   moving_mean.assign(ops::add(ops::multiply(moving_mean.value(), m), ops::multiply(like(r.mean, moving_mean), 1.0 - m)));
   moving_variance.assign(
       ops::add(ops::multiply(moving_variance.value(), m), ops::multiply(like(r.variance, moving_variance), 1.0 - m)));

@@ -422,6 +422,16 @@ KERAS_REGISTER_BF16_KERNEL(batch_norm_train, cpu, bf16(batch_norm_train_cpu, 1))
 KERAS_REGISTER_BF16_KERNEL(batch_norm_train_grad, cpu, bf16(batch_norm_train_grad_cpu, 2));
 KERAS_REGISTER_BF16_KERNEL(batch_moments, cpu, bf16(batch_moments_cpu, 1));
 KERAS_REGISTER_BF16_KERNEL(batch_norm_inference, cpu, bf16(batch_norm_inference_cpu, 1));
+KERAS_REGISTER_KERNEL(moving_average_update, cpu, [](const TensorList& in, TensorList&, const Attrs& a) {
+  // The factors rounded to the dtype as multiply_scalar rounds its scalar. Two-byte tensors never
+  // reach an in-place op (run_op refuses them).
+  const double m = a.get_float("momentum");
+  void* moving = const_cast<Tensor&>(in[0]).raw_data();  // the op's input written in place
+  if (in[0].dtype() == DType::float64)
+    return cpu::moving_average_rows(static_cast<double*>(moving), in[1].data<double>(), in[0].numel(), m, 1.0 - m);
+  cpu::moving_average_rows(static_cast<float*>(moving), in[1].data<float>(), in[0].numel(), static_cast<float>(m),
+                           static_cast<float>(1.0 - m));
+});
 KERAS_REGISTER_BF16_KERNEL(batch_norm_add_relu_train, cpu, bf16(batch_norm_add_relu_train_cpu, 2));
 KERAS_REGISTER_KERNEL(batch_norm_add_relu_train, cpu, batch_norm_add_relu_train_cpu);
 KERAS_REGISTER_KERNEL(batch_norm_relu_train, cpu, batch_norm_relu_train_cpu);

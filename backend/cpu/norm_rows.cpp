@@ -144,6 +144,12 @@ KERAS_ISA_CLONES void affine_add_relu_rows(const uint16_t* x, const uint16_t* r,
   if (avx512::rows_available()) return avx512::affine_add_relu_rows(x, r, z, rows, C, a, b);
   affine_add_relu_body(x, r, z, rows, C, a, b);
 }
+void moving_average_rows(float* v, const float* x, int64_t n, float keep, float take) {
+  for (int64_t i = 0; i < n; ++i) v[i] = v[i] * keep + x[i] * take;
+}
+void moving_average_rows(double* v, const double* x, int64_t n, double keep, double take) {
+  for (int64_t i = 0; i < n; ++i) v[i] = v[i] * keep + x[i] * take;
+}
 KERAS_ISA_CLONES void grad_sum_rows(const float* g, const float* x, int64_t rows, int64_t C, const float* mu,
                                     ReluRows relu, float* s1, float* s2) {
   if (avx512::rows_available()) return avx512::grad_sum_rows(g, x, rows, C, mu, relu, s1, s2);

@@ -32,6 +32,11 @@ void affine_add_relu_rows(const float* x, const float* r, float* z, int64_t rows
 void affine_add_relu_rows(const uint16_t* x, const uint16_t* r, uint16_t* z, int64_t rows, int64_t C, const float* a,
                           const float* b);
 
+// BatchNormalization's moving statistics: v = v * keep + x * take, both products rounded, then the
+// sum (no fused multiply-add: the bits of multiply, multiply and add).
+void moving_average_rows(float* v, const float* x, int64_t n, float keep, float take);
+void moving_average_rows(double* v, const double* x, int64_t n, double keep, double take);
+
 // The backward's first pass: gm = g masked by the window; s1[c] += gm, s2[c] += gm * (x - mu[c]).
 void grad_sum_rows(const float* g, const float* x, int64_t rows, int64_t C, const float* mu, ReluRows relu, float* s1,
                    float* s2);

@@ -103,3 +103,21 @@ TEST(BatchNormAddRelu, ResidualMustMatchX) {
     EXPECT_NE(std::string(e.what()).find("(2, 3, 5)"), std::string::npos) << e.what();
   }
 }
+
+// BatchNormalization's moving statistics in one in-place op: the bits of multiply, multiply, add.
+TEST(MovingAverageUpdate, IsMultiplyMultiplyAddInPlaceBitForBit) {
+  for (DType dtype : {DType::float32, DType::float64}) {
+    for (double momentum : {0.99, 0.9, 0.1}) {
+      Tensor moving = random::normal({37}, 0, 3, uint64_t{20}, dtype), value = random::normal({37}, 1, 2, uint64_t{21}, dtype);
+      Tensor want = ops::add(ops::multiply(moving, momentum), ops::multiply(value, 1.0 - momentum));
+      const uint64_t version = moving.version();
+      ops::moving_average_update(moving, value, momentum);
+      EXPECT_TRUE(same_bits(moving, want)) << dtype_name(dtype) << " momentum " << momentum;
+      EXPECT_GT(moving.version(), version);
+    }
+  }
+  EXPECT_THROW(ops::moving_average_update(Tensor::zeros({3}), Tensor::zeros({4}), 0.9), TypeError);
+  EXPECT_THROW(ops::moving_average_update(Tensor::zeros({3}), Tensor::zeros({3}, DType::float64), 0.9), TypeError);
+  EXPECT_THROW(ops::moving_average_update(Tensor::zeros({3}, DType::bfloat16), Tensor::zeros({3}, DType::bfloat16), 0.9),
+               TypeError);
+}

@@ -25,6 +25,7 @@ const std::map<std::string, std::string> kStillMissing = {
     {"add_relu", "CPU-only fusion; on a GPU the Add layer runs add and relu"},
     {"add_relu_grad", "CPU-only fusion, the gradient of add_relu"},
     {"batch_norm_relu_train", "CPU-only fusion; GPU runs batch_norm_train and the activation"},
+    {"moving_average_update", "CPU-only; on a GPU BatchNormalization updates its statistics with multiply, add, assign"},
     {"batch_norm_add_relu_train", "CPU-only fusion; GPU runs the BatchNormalization, Add and ReLU layers"},
     {"batch_norm_relu_train_grad", "CPU-only fusion; GPU runs batch_norm_train and the activation"},
     {"attention_heads", "CPU-only fusion; GPU runs the composed attention"},
