@@ -98,10 +98,15 @@ TEST(AddReluFusion, BatchNormAddReluRunsAsOneOpWithTheLayersWeights) {
 // bfloat16 kernels run (AVX512-BF16 / AMX CPUs), the separate ops elsewhere; the same weights.
 TEST(AddReluFusion, MixedBfloat16TrainsTheSameWeights) {
   ExactConvolutions exact;
-  mixed_precision::set_global_policy("mixed_bfloat16");
+  struct MixedBfloat16 {  // restored even when an assertion returns early
+    MixedBfloat16() { mixed_precision::set_global_policy("mixed_bfloat16"); }
+    ~MixedBfloat16() { mixed_precision::set_global_policy("float32"); }
+  };
   std::map<std::string, uint64_t> fused, plain;
-  expect_same_training({}, fused, plain);
-  mixed_precision::set_global_policy("float32");
+  {
+    MixedBfloat16 policy;
+    expect_same_training({}, fused, plain);
+  }
   EXPECT_EQ(fused["batch_norm_add_relu_train"], bf16_kernels_enabled(DeviceKind::cpu) ? 3u : 0u);
   EXPECT_EQ(plain["batch_norm_add_relu_train"], 0u);
 }
