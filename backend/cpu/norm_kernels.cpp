@@ -129,6 +129,26 @@ void backward_typed(const Tensor& grad, const Tensor& x, const Tensor& gamma, co
   }
 }
 
+// Per-thread partial sums (`count` arrays of C per thread), added up in thread order after the
+// parallel region rather than as threads finish: the same bits on every run with a thread count.
+struct ThreadPartials {
+  std::vector<std::vector<double>> parts;
+  // Inside the parallel region, by every thread: its own `count` arrays (sized once, by one thread).
+  std::vector<double>* mine(int64_t count, int64_t C) {
+#pragma omp single
+    parts.assign(static_cast<size_t>(count * omp_get_num_threads()), std::vector<double>(static_cast<size_t>(C), 0.0));
+    return &parts[static_cast<size_t>(count * omp_get_thread_num())];
+  }
+  // After it: acc[k][c] += every thread's array k, thread 0 first.
+  void add_to(std::initializer_list<std::vector<double>*> acc) const {
+    const size_t count = acc.size();
+    for (size_t i = 0; i < parts.size(); ++i) {
+      std::vector<double>& a = **(acc.begin() + i % count);
+      for (size_t c = 0; c < a.size(); ++c) a[c] += parts[i][c];
+    }
+  }
+};
+
 // Rows are split over threads, each with its own per-channel partial sums.
 template <class T>
 void moments_typed(const Tensor& x, Tensor& mean, Tensor& var) {
@@ -136,15 +156,15 @@ void moments_typed(const Tensor& x, Tensor& mean, Tensor& var) {
   const T* px = static_cast<const T*>(x.raw_data());
   std::vector<double> mu(C, 0.0), v(C, 0.0);
   auto reduce = [&](auto&& term, std::vector<double>& acc) {
+    ThreadPartials partials;
 #pragma omp parallel if (M * C > (1 << 15))
     {
-      std::vector<double> part(C, 0.0);
+      std::vector<double>& part = *partials.mine(1, C);
 #pragma omp for schedule(static) nowait
       for (int64_t m = 0; m < M; ++m)
         for (int64_t c = 0; c < C; ++c) part[c] += term(px[m * C + c], c);
-#pragma omp critical
-      for (int64_t c = 0; c < C; ++c) acc[c] += part[c];
     }
+    partials.add_to({&acc});
   };
   reduce([](T value, int64_t) { return static_cast<double>(value); }, mu);
   for (int64_t c = 0; c < C; ++c) mu[c] /= static_cast<double>(M);
@@ -164,10 +184,13 @@ void channel_sums(int64_t M, int64_t C, Rows&& rows, std::vector<double>& s1, st
   constexpr int64_t kRows = 128;
   s1.assign(C, 0.0);
   s2.assign(C, 0.0);
+  ThreadPartials partials;
 #pragma omp parallel if (M * C > (1 << 15))
   {
     std::vector<float> b1(C), b2(C);
-    std::vector<double> t1(C, 0.0), t2(C, 0.0);
+    std::vector<double>* t = partials.mine(2, C);
+    std::vector<double>& t1 = t[0];
+    std::vector<double>& t2 = t[1];
     const int64_t blocks = (M + kRows - 1) / kRows;
     const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
     for (int64_t b = blocks * id / nt, end = blocks * (id + 1) / nt; b < end; ++b) {
@@ -177,9 +200,8 @@ void channel_sums(int64_t M, int64_t C, Rows&& rows, std::vector<double>& s1, st
       rows(m, std::min(kRows, M - m), b1.data(), b2.data());
       for (int64_t c = 0; c < C; ++c) t1[c] += b1[c], t2[c] += b2[c];
     }
-#pragma omp critical
-    for (int64_t c = 0; c < C; ++c) s1[c] += t1[c], s2[c] += t2[c];
   }
+  partials.add_to({&s1, &s2});
 }
 
 // One pass, shifted by the first row so that a large mean does not swamp the variance:
