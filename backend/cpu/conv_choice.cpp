@@ -155,23 +155,29 @@ double deviation(const ConvTrial& trial, const std::vector<std::vector<float>>& 
 // NHWC <-> blocked reorders per tensor that a hot-cache loop makes look free: timed hot, oneDNN's
 // Winograd won ResNet-20's 32-channel layers, which ran 20-45% slower than its direct kernels in
 // real steps (AMX Xeon). So each timed run starts after writing twice the threads' L2 capacity.
-void evict_private_caches() {
-  static std::vector<char> junk = [] {
+// The buffer lives as long as one decision: a process keeps no megabytes for it.
+class CacheFlusher {
+ public:
+  CacheFlusher() {
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     size_t bytes = 2 * static_cast<size_t>(l2 > 0 ? l2 : 2 << 20) * omp_get_max_threads();
-    return std::vector<char>(std::clamp<size_t>(bytes, 8 << 20, 64 << 20));
-  }();
-  static std::mutex mutex;  // two problems timed at once from two threads share the buffer
-  std::lock_guard lock(mutex);
-  static char salt = 0;
-  const char step = ++salt;
-  const long n = static_cast<long>(junk.size());
+    junk_.resize(std::clamp<size_t>(bytes, 8 << 20, 64 << 20));
+  }
+  void flush() {
+    const char step = ++salt_;
+    const long n = static_cast<long>(junk_.size());
+    char* p = junk_.data();
 #pragma omp parallel for schedule(static)
-  for (long i = 0; i < n; i += 64) junk[i] = static_cast<char>(junk[i] + step);
-}
+    for (long i = 0; i < n; i += 64) p[i] = static_cast<char>(p[i] + step);
+  }
 
-double run_ms(const ConvTrial& trial, ConvCandidate c) {
-  evict_private_caches();
+ private:
+  std::vector<char> junk_;
+  char salt_ = 0;
+};
+
+double run_ms(const ConvTrial& trial, ConvCandidate c, CacheFlusher& flusher) {
+  flusher.flush();
   auto t0 = std::chrono::steady_clock::now();
   trial.run(c);
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -195,8 +201,9 @@ void decide_by_timing(const ConvTrial& trial, ConvChoice& c) {
   size_t n = cands.size();
   double total = 0;
   ConvCandidate last = cands.front();
+  CacheFlusher flusher;
   auto run = [&](size_t i) {
-    double t = run_ms(trial, cands[i]);
+    double t = run_ms(trial, cands[i], flusher);
     total += t;
     ++c.calls;
     last = cands[i];
@@ -224,6 +231,12 @@ void decide_by_timing(const ConvTrial& trial, ConvChoice& c) {
       if (i != best && active(c, i) && c.ms[i] > kDropFactor * c.ms[best]) c.dropped[i] = true;
   }
   size_t best = fastest(c);
+  if (cands[best] == ConvCandidate::onednn_winograd) {
+    size_t exact = n;  // the fastest exact candidate still in
+    for (size_t i = 0; i < n; ++i)
+      if (i != best && active(c, i) && !std::isnan(c.ms[i]) && (exact == n || c.ms[i] < c.ms[exact])) exact = i;
+    if (exact < n && c.ms[exact] <= kWinogradMargin * c.ms[best]) best = exact;
+  }
   c.chosen = cands[best];
   if (last != c.chosen) run(best);
   c.cost_ms = std::max(0.0, total - c.ms[best]);

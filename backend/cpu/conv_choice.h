@@ -17,7 +17,7 @@
 // untimed warm-up run each (it pays oneDNN's JIT and the weight reorder, which the winner pays
 // anyway), then kTimedRuns rounds of one timed run per candidate, interleaved so that a noisy
 // neighbour slows all alike; a candidate slower than kDropFactor times the fastest so far leaves
-// the rounds. The fastest run decides, and the winner runs last, so the first call's result is
+// the rounds. The fastest run decides (Winograd by kWinogradMargin), and the winner runs last, so the first call's result is
 // already the winner's: every call of a problem gives the same bits (a choice that changed from
 // call to call would make predict(x) differ from predict(x) in the last bits). So a decision
 // costs about 2 + 2 runs per candidate, once per problem and process.
@@ -61,6 +61,11 @@ inline constexpr double kWinogradTolerance = 1e-4;
 // timing early (a candidate twice as slow as the best does not win on noise).
 inline constexpr int kTimedRuns = 2;
 inline constexpr double kDropFactor = 2.0;
+// Winograd wins only when its best run beats the fastest exact candidate's by this factor: its
+// results round differently, and its layout copies cost more in a training step than even a
+// flushed-cache trial shows (ResNet-20's 32-channel input gradient timed 4% faster with Winograd,
+// then ran 20% slower in steps).
+inline constexpr double kWinogradMargin = 1.05;
 
 // What the chooser needs to time candidates on a problem's real tensors.
 struct ConvTrial {

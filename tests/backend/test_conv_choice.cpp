@@ -389,6 +389,31 @@ TEST_F(ConvChoice, WinogradOutOfToleranceNeverReachesTheCaller) {
   EXPECT_NEAR(choices[0].winograd_deviation, 1.0, 1e-12);
 }
 
+// Winograd (here exact, so accepted) must beat the exact candidate by kWinogradMargin: 1% faster
+// leaves the exact one, 40% faster wins.
+TEST_F(ConvChoice, WinogradWinsOnlyByTheMargin) {
+  for (double exact_ms : {10.1, 14.0}) {
+    cpu::reset_conv_choices();
+    std::vector<float> out(4, 0.f);
+    cpu::ConvTrial trial;
+    trial.run = [&](ConvCandidate c) {
+      const double ms = c == ConvCandidate::onednn_winograd ? 10.0 : exact_ms;
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<int>(ms * 1000));
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      std::fill(out.begin(), out.end(), 1.f);
+    };
+    trial.outputs = {{out.data(), out.size()}};
+    cpu::run_conv("test|margin", {ConvCandidate::onednn_direct, ConvCandidate::onednn_winograd}, trial);
+    auto choices = cpu::conv_choices();
+    ASSERT_EQ(choices.size(), 1u);
+    ASSERT_FALSE(choices[0].rejected[1]);
+    EXPECT_EQ(choices[0].chosen, exact_ms < 10.0 * cpu::kWinogradMargin ? ConvCandidate::onednn_direct
+                                                                         : ConvCandidate::onednn_winograd)
+        << "exact " << exact_ms << " ms against Winograd's 10, measured " << choices[0].ms[0] << " / " << choices[0].ms[1];
+  }
+}
+
 TEST_F(ConvChoice, ConcurrentFirstCallsTimeOnce) {
   FakeProblem fake;
   cpu::ConvTrial trial = fake.trial();
