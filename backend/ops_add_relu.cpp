@@ -2,6 +2,7 @@
 #include "backend/ops_add_relu.h"
 
 #include "backend/bf16_compute.h"
+#include "backend/instrumentation.h"
 #include "backend/ops.h"
 
 namespace keras {
@@ -47,15 +48,21 @@ Tensor add_relu_backward(const GradContext& c, const Tensor& y) {
   static const OpDef& add_relu_grad = OpRegistry::instance().find("add_relu_grad");
   const Tensor& g = c.grad_outputs[0];
   if (!c.grad_output_addend) return run_op1(relu_grad, {g, y});
-  // The fused sum rounds once: where it runs in float32 for a two-byte dtype (float16 always,
-  // bfloat16 without its kernels), a sum beyond the dtype's range would not become inf as add's
-  // does, so those take add then relu_grad.
-  const DType dt = y.dtype();
-  const bool fused = y.device().kind == DeviceKind::cpu &&
-                     (dt == DType::float32 || dt == DType::float64 ||
-                      (dt == DType::bfloat16 && bf16_kernels_enabled(DeviceKind::cpu)));
-  if (fused) return run_op1(add_relu_grad, {g, *c.grad_output_addend, y});
+  if (add_relu_fuses(y)) return run_op1(add_relu_grad, {g, *c.grad_output_addend, y});
   return run_op1(relu_grad, {ops::add(g, *c.grad_output_addend), y});
+}
+
+bool add_relu_fuses(const Tensor& t) {
+  const DType dt = t.dtype();
+  return t.device().kind == DeviceKind::cpu &&
+         (dt == DType::float32 || dt == DType::float64 || (dt == DType::bfloat16 && bf16_kernels_enabled(DeviceKind::cpu)));
+}
+
+Tensor add_then_relu(const Tensor& a, const Tensor& b) {
+  if (a.device().kind == DeviceKind::cpu && b.device().kind == DeviceKind::cpu &&
+      !instrumentation::split_fused_activations())
+    return add_relu(a, b);
+  return ops::relu(ops::add(a, b));
 }
 
 Tensor add_relu(const Tensor& a, const Tensor& b) {

@@ -1,7 +1,6 @@
 #include "layers/batch_normalization.h"
 
 #include "backend/autodiff.h"
-#include "backend/bf16_compute.h"
 #include "backend/ops_add_relu.h"
 #include "backend/instrumentation.h"
 #include "backend/ops_batch_norm_relu.h"
@@ -148,35 +147,25 @@ void update_moving_statistics(Variable& moving_mean, Variable& moving_variance, 
       ops::add(ops::multiply(moving_variance.value(), m), ops::multiply(like(r.variance, moving_variance), 1.0 - m)));
 }
 
-// relu(y + residual) as the Add layer with its fused ReLU computes it.
-Tensor add_relu_of(const Tensor& y, const Tensor& residual) {
-  if (y.device().kind == DeviceKind::cpu && residual.device().kind == DeviceKind::cpu &&
-      !instrumentation::split_fused_activations())
-    return ops::add_relu(residual, y);
-  return ops::relu(ops::add(residual, y));
-}
-
 }  // namespace
 
 TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallContext& ctx) {
-  const std::string act_option = fused_activation(ctx);
-  if (const Tensor residual = residual_input(inputs, ctx, act_option, where()); residual.defined()) {
+  const std::string act = fused_activation(ctx);
+  if (const Tensor residual = residual_input(inputs, ctx, act, where()); residual.defined()) {
     // One pass where the op serves the case; else the normalization, then the Add and ReLU.
     const Tensor& x = inputs[0];
     const DType dt = x.dtype();
+    // bfloat16 in one pass takes float32 weights (mixed_bfloat16), as the bf16 kernels read them.
     const bool one_pass = ctx.training && trainable() && !ctx.mask(0).defined() && !options_.synchronized &&
-                          residual.shape() == x.shape() && residual.dtype() == dt && x.device().kind == DeviceKind::cpu &&
+                          residual.shape() == x.shape() && residual.dtype() == dt && ops::add_relu_fuses(x) &&
                           residual.device().kind == DeviceKind::cpu && !instrumentation::split_fused_activations() &&
-                          (dt == DType::float32 || dt == DType::float64 ||
-                           // bfloat16 in one pass: float32 weights (mixed_bfloat16) and the bf16 kernels
-                           (dt == DType::bfloat16 && moving_mean_.dtype() == DType::float32 &&
-                            bf16_kernels_enabled(DeviceKind::cpu)));
+                          (dt != DType::bfloat16 || moving_mean_.dtype() == DType::float32);
     if (!one_pass) {
       CallContext plain = ctx;
       plain.keywords.clear();
       plain.options.erase("_fused_activation");
       if (plain.masks.size() > 1) plain.masks.resize(1);
-      return {add_relu_of(call({x}, plain)[0], residual)};
+      return {ops::add_then_relu(residual, call({x}, plain)[0])};
     }
     Tensor gamma = options_.scale ? gamma_.value() : Tensor();
     Tensor beta = options_.center ? beta_.value() : Tensor();
@@ -194,7 +183,6 @@ TensorList BatchNormalizationImpl::call(const TensorList& inputs, const CallCont
   const bool synchronized = options_.synchronized && group && group->size() > 1;
   if (is_half(in_dtype) && ctx.training && trainable() && (mask.defined() || synchronized))
     return {ops::cast(call({ops::cast(inputs[0], DType::float32)}, ctx)[0], in_dtype)};
-  const std::string& act = act_option;
   auto activated = [&](const Tensor& y) { return act.empty() ? y : ops::activation(act, y); };
   const Tensor& x = inputs[0];
   Tensor gamma = options_.scale ? gamma_.value() : Tensor();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "backend/instrumentation.h"
 #include "backend/ops.h"
 #include "backend/ops_add_relu.h"
 #include "layers/layer_config.h"
@@ -54,10 +53,8 @@ TensorList AddImpl::call(const TensorList& inputs, const CallContext& ctx) {
     fail<ValueError>(where() + " call option '_fused_activation'", "\"relu\"", ctx.options["_fused_activation"].dump());
   const bool masked = std::any_of(ctx.masks.begin(), ctx.masks.end(), [](const Tensor& m) { return m.defined(); });
   if (inputs.size() == 2 && !masked && inputs[0].shape() == inputs[1].shape() &&
-      inputs[0].dtype() == inputs[1].dtype() && is_floating(inputs[0].dtype()) &&
-      inputs[0].device().kind == DeviceKind::cpu && inputs[1].device().kind == DeviceKind::cpu &&
-      !instrumentation::split_fused_activations())
-    return {ops::add_relu(inputs[0], inputs[1])};
+      inputs[0].dtype() == inputs[1].dtype() && is_floating(inputs[0].dtype()))
+    return {ops::add_then_relu(inputs[0], inputs[1])};
   return {ops::relu(MergeImpl::call(inputs, ctx)[0])};
 }
 
