@@ -7,7 +7,8 @@
 // thread count) with more than one candidate is timed on the machine that runs it, and the
 // fastest candidate runs it for the rest of the process.
 //
-// Candidates: `direct` (the project's AVX2 kernels, where their support predicate holds),
+// Candidates: `direct` (the project's AVX2 kernels, or their AVX-512 version on CPUs that have it
+// (conv_direct_avx512.h), where their support predicate holds),
 // `onednn_direct` (oneDNN's convolution_direct: always there) and `onednn_winograd` (oneDNN's
 // convolution_winograd: float32 3x3 stride 1, where oneDNN offers it - AVX-512 CPUs - and where its
 // result on its first call stays within kWinogradTolerance of an exact candidate's).

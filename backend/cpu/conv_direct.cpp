@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/conv_direct_avx512.h"
+#include "backend/cpu/conv_direct_problem.h"
+
 namespace keras::cpu {
 namespace {
 
@@ -25,20 +28,6 @@ std::atomic<bool>& direct_enabled() {
   }();
   return enabled;
 }
-
-// out[n, oy, ox, o] = act(bias[o] + sum of in[n, oy * sh + kh * dh - pt, ox * sw + kw * dw - pl, c]
-// * w[kh, kw, c, o]); act is the identity or relu.
-struct DirectConv {
-  const float* in;
-  int64_t n, ih, iw, ci;
-  const float* w;
-  int64_t kh, kw, sh, sw, dh, dw, pt, pl;
-  const float* bias;  // co values, or null
-  bool relu;
-  float* out;
-  int64_t oh, ow, co;
-  const float* zeros;  // ci zeros
-};
 
 template <int R, int V>
 __attribute__((target("avx2,fma"))) void output_tile(const DirectConv& g, int64_t n, int64_t oy, int64_t ox0,
@@ -106,6 +95,7 @@ TileFn tile_for(int64_t pixels) {
 }
 
 void run(const DirectConv& g) {
+  if (avx512::conv_direct_supports(g)) return avx512::conv_direct(g);
   int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int64_t row = 0; row < g.n * g.oh; ++row) {

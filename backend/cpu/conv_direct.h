@@ -7,7 +7,8 @@
 // plain NHWC memory with no weight reorder: per input channel of each tap, two vector loads of the
 // kernel, a broadcast per pixel and 12 FMAs. With stride 1 the input gradient is itself such a
 // convolution, of dy with the spatially flipped kernel with in/out swapped and padding
-// (k - 1) * dilation - pad.
+// (k - 1) * dilation - pad. On CPUs with AVX-512 both run conv_direct_avx512.h's 16-lane tiles
+// where its predicate holds (stride 1, 16/32/64 channels in, whole vectors out), these elsewhere.
 #pragma once
 #include <string>
 

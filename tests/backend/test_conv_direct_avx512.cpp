@@ -1,0 +1,184 @@
+// The AVX-512 direct convolution (backend/cpu/conv_direct_avx512.h) against the plain-loop
+// reference and the AVX2 kernel it replaces on AVX-512 CPUs: the tap-by-tap tiles give the AVX2
+// kernel's bits (the same fused multiply-adds in the same order), the three-tap tiles (3-wide
+// undilated kernels) sum in another order and stay within float32 rounding. Forward with and
+// without bias and relu, the input gradient, every tile width from 1 pixel to a whole row, 1 to 4
+// output vectors, padding, dilation, kernels wider than the image, thread counts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "backend/cpu/conv_direct.h"
+#include "backend/cpu/conv_direct_avx512.h"
+#include "backend/cpu/reference_conv.h"
+#include "backend/ops.h"
+#include "backend/ops_conv.h"
+#include "backend/random.h"
+#include "backend/threads.h"
+
+using namespace keras;
+
+namespace {
+
+struct Case {
+  Shape x;       // N, H, W, C
+  Shape kernel;  // kh, kw, C, O
+  std::string padding = "same";
+  int64_t dilation = 1;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  // Every tile width of every vector count: rows of 1..25 pixels (16 channels in, 16..64 out).
+  for (int64_t w : {1, 2, 3, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 23, 24, 25, 32, 33})
+    for (int64_t o : {16, 32, 48, 64}) {
+      out.push_back({{2, 3, w, 16}, {3, 3, 16, o}});  // three-tap tiles
+      out.push_back({{1, 3, w, 16}, {2, 5, 16, o}});  // tap-by-tap tiles
+    }
+  out.push_back({{2, 9, 10, 32}, {3, 3, 32, 32}, "valid"});
+  out.push_back({{1, 7, 8, 64}, {3, 3, 64, 16}});
+  out.push_back({{3, 6, 5, 64}, {3, 3, 64, 64}, "same", 2});
+  out.push_back({{2, 5, 7, 16}, {1, 1, 16, 48}, "valid"});
+  out.push_back({{1, 6, 9, 32}, {5, 5, 32, 16}});
+  out.push_back({{2, 4, 6, 16}, {2, 4, 16, 32}});                   // even kernel, uneven "same" pads
+  out.push_back({{1, 2, 3, 16}, {5, 5, 16, 16}});                   // kernel larger than the image
+  out.push_back({{2, 8, 8, 32}, {3, 2, 32, 32}, "valid", 3});       // dilation 3, two-wide kernel
+  return out;
+}
+
+ConvParams params_of(const Case& c) {
+  ConvParams p;
+  p.dilation_h = p.dilation_w = c.dilation;
+  std::tie(p.pad_top, p.pad_bottom) = ops::conv_pads(c.x[1], c.kernel[0], c.padding, 1, c.dilation);
+  std::tie(p.pad_left, p.pad_right) = ops::conv_pads(c.x[2], c.kernel[1], c.padding, 1, c.dilation);
+  return p;
+}
+
+Shape output_shape(const Case& c, const ConvParams& p) {
+  auto extent = [&](int64_t in, int64_t k, int64_t lo, int64_t hi) { return in + lo + hi - (k - 1) * c.dilation; };
+  return {c.x[0], extent(c.x[1], c.kernel[0], p.pad_top, p.pad_bottom), extent(c.x[2], c.kernel[1], p.pad_left, p.pad_right),
+          c.kernel[3]};
+}
+
+bool has_avx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"); }
+
+bool three_tap(const Case& c) { return c.kernel[1] == 3 && c.dilation == 1; }
+
+// Runs `compute` with the AVX-512 kernel on, then with it off (the AVX2 kernel), and checks both
+// give the same floats (three-tap tiles: within `tolerance`).
+void expect_as_avx2(const std::function<Tensor()>& compute, bool exact, double tolerance) {
+  Tensor wide = compute();
+  cpu::avx512::set_conv_direct_enabled(false);
+  Tensor narrow = compute();
+  cpu::avx512::set_conv_direct_enabled(true);
+  ASSERT_EQ(wide.numel(), narrow.numel());
+  const float* a = wide.data<float>();
+  const float* b = narrow.data<float>();
+  int64_t differing = 0, beyond = 0;
+  for (int64_t i = 0; i < wide.numel(); ++i) {
+    differing += !(a[i] == b[i]);
+    beyond += !(std::abs(a[i] - b[i]) <= tolerance);
+  }
+  if (exact) EXPECT_EQ(differing, 0);
+  EXPECT_EQ(beyond, 0);
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  return element_as_double(ops::max(ops::abs(ops::subtract(a.astype(DType::float64), b.astype(DType::float64)))), 0);
+}
+
+}  // namespace
+
+TEST(ConvDirectAvx512, AppliesToStrideOneWholeVectorsOfSixteenToSixtyFourChannels) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  float zeros[64] = {};
+  cpu::DirectConv g{nullptr, 1, 8, 8, 16, nullptr, 3, 3, 1, 1, 1, 1, 1, 1, nullptr, false, nullptr, 8, 8, 32, zeros};
+  EXPECT_TRUE(cpu::avx512::conv_direct_supports(g));
+  for (int64_t ci : {8, 24, 48, 128}) {
+    cpu::DirectConv other = g;
+    other.ci = ci;
+    EXPECT_FALSE(cpu::avx512::conv_direct_supports(other)) << ci << " input channels";
+  }
+  for (int64_t co : {8, 24, 80}) {
+    cpu::DirectConv other = g;
+    other.co = co;
+    EXPECT_FALSE(cpu::avx512::conv_direct_supports(other)) << co << " outputs";
+  }
+  cpu::DirectConv strided = g;
+  strided.sw = 2;
+  EXPECT_FALSE(cpu::avx512::conv_direct_supports(strided));
+  cpu::avx512::set_conv_direct_enabled(false);
+  EXPECT_FALSE(cpu::avx512::conv_direct_supports(g));
+  cpu::avx512::set_conv_direct_enabled(true);
+}
+
+TEST(ConvDirectAvx512, ForwardMatchesTheAvx2KernelAndTheReference) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  uint64_t seed = 400;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.kernel) + " " + c.padding + " dilation " +
+                 std::to_string(c.dilation));
+    ConvParams p = params_of(c);
+    Shape ys = output_shape(c, p);
+    Tensor x = random::normal(c.x, 0, 1, seed++);
+    Tensor k = random::normal(c.kernel, 0, 1, seed++);
+    Tensor b = random::normal({c.kernel[3]}, 0, 1, seed++);
+    for (bool bias : {false, true})
+      for (const char* act : {"linear", "relu"}) {
+        SCOPED_TRACE(std::string(act) + (bias ? " with bias" : ""));
+        auto compute = [&] {
+          Tensor y = Tensor::full(ys, 7.f, DType::float32);  // every element must be written
+          cpu::conv2d_direct(x.data<float>(), c.x, k.data<float>(), c.kernel, bias ? b.data<float>() : nullptr,
+                             y.data<float>(), ys, p, act);
+          return y;
+        };
+        expect_as_avx2(compute, !three_tap(c), 1e-4);
+        EXPECT_LT(max_abs_diff(compute(), cpu::reference_conv2d(x, k, bias ? b : Tensor(), p, act)), 1e-4);
+      }
+  }
+}
+
+TEST(ConvDirectAvx512, InputGradientMatchesTheAvx2KernelAndTheReference) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  uint64_t seed = 700;
+  for (const Case& c : cases()) {
+    // The input gradient is a convolution of dy (kernel[3] channels) into kernel[2] outputs.
+    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.kernel) + " " + c.padding);
+    ConvParams p = params_of(c);
+    Shape ys = output_shape(c, p);
+    Tensor k = random::normal(c.kernel, 0, 1, seed++);
+    Tensor dy = random::normal(ys, 0, 1, seed++);
+    auto compute = [&] {
+      Tensor dx = Tensor::full(c.x, 7.f, DType::float32);
+      cpu::conv2d_backward_data_direct(dy.data<float>(), ys, k.data<float>(), c.kernel, dx.data<float>(), c.x, p);
+      return dx;
+    };
+    expect_as_avx2(compute, !three_tap(c), 1e-3);
+    EXPECT_LT(max_abs_diff(compute(), cpu::reference_conv2d_backward_data(dy, k, c.x, p)), 1e-3);
+  }
+}
+
+TEST(ConvDirectAvx512, SameBitsForAnyThreadCount) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  Case c{{3, 11, 14, 32}, {3, 3, 32, 48}};
+  ConvParams p = params_of(c);
+  Shape ys = output_shape(c, p);
+  Tensor x = random::normal(c.x, 0, 1, 1);
+  Tensor k = random::normal(c.kernel, 0, 1, 2);
+  const int saved = num_threads();
+  auto compute = [&](int threads) {
+    set_num_threads(threads);
+    Tensor y = Tensor::empty(ys, DType::float32);
+    cpu::conv2d_direct(x.data<float>(), c.x, k.data<float>(), c.kernel, nullptr, y.data<float>(), ys, p, "relu");
+    return y;
+  };
+  Tensor one = compute(1);
+  for (int threads : {2, 3, 5}) {
+    Tensor many = compute(threads);
+    EXPECT_EQ(std::memcmp(one.data<float>(), many.data<float>(), sizeof(float) * static_cast<size_t>(one.numel())), 0)
+        << threads << " threads";
+  }
+  set_num_threads(saved);
+}
