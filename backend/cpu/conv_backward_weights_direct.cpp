@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/cpu/conv_backward_weights_avx512.h"
 #include "backend/cpu/conv_direct.h"
 
 namespace keras::cpu {
@@ -166,6 +167,7 @@ bool conv2d_backward_weights_direct_supported(const Shape& kernel_shape, const C
 
 void conv2d_backward_weights_direct(const float* x, const Shape& xs, const float* dy, const Shape& ys, float* dk,
                                     const Shape& ks, float* db, const ConvParams& p) {
+  if (avx512::conv_backward_weights_supports(ks, p)) return avx512::conv_backward_weights(x, xs, dy, ys, dk, ks, db, p);
   Geometry g{x, dy, dk, db, xs[0], xs[1], xs[2], xs[3], ys[1], ys[2], ys[3], ks[0], ks[1], ks[2], ks[3] / p.groups, p};
   std::memset(dk, 0, static_cast<size_t>(shape_numel(ks)) * sizeof(float));
   if (db) std::memset(db, 0, static_cast<size_t>(g.o) * sizeof(float));

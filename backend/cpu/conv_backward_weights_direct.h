@@ -6,6 +6,7 @@
 // activations and the Keras (kh, kw, in/groups, out) kernel layout, dk is a sum over output
 // pixels of outer products x[pixel's input at tap (kh, kw), c] * dy[pixel, o] whose two factors
 // are both contiguous in memory, so a 6 x 16 register tile needs neither im2col nor packing.
+// On CPUs with AVX-512, 3-wide stride-1 kernels run conv_backward_weights_avx512.h instead.
 #pragma once
 #include "backend/ops_conv.h"
 #include "backend/tensor.h"

@@ -209,5 +209,6 @@ void conv_direct(const DirectConv& g) {
 }
 
 void set_conv_direct_enabled(bool on) { enabled.store(on); }
+bool conv_direct_enabled() { return enabled.load(); }
 
 }  // namespace keras::cpu::avx512

@@ -19,7 +19,9 @@ bool conv_direct_supports(const DirectConv& g);
 // order for every output element (the same bits). Precondition: conv_direct_supports(g).
 void conv_direct(const DirectConv& g);
 
-// Tests: false makes conv_direct_supports false, so the AVX2 kernel runs (default true).
+// Tests: false makes conv_direct_supports and conv_backward_weights_supports
+// (conv_backward_weights_avx512.h) false, so the AVX2 kernels run (default true).
 void set_conv_direct_enabled(bool enabled);
+bool conv_direct_enabled();
 
 }  // namespace keras::cpu::avx512
