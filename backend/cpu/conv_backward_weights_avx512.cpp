@@ -182,7 +182,7 @@ void conv_backward_weights(const float* x, const Shape& xs, const float* dy, con
   const int64_t chunks = std::clamp<int64_t>(data_floats / 4 / part_size, 1, std::min<int64_t>(16, rows));
   thread_local std::vector<float> partials;
   if (chunks > 1) partials.assign(static_cast<size_t>(chunks * part_size), 0.f);
-  float* const part = partials.data();  // the calling thread's buffer (the team's threads have their own)
+  float* const part = partials.data();  // the caller's buffer, shared by the team through this pointer
   // Bands of rows (across images) whose dy and input rows take about 128 KB, so that they stay
   // in L2 while all of the thread's tiles stream through them, and dk is updated once a band.
   const int64_t kBandBytes = 128 << 10;

@@ -31,24 +31,21 @@ constexpr int max_pixels(int v) { return kMaxAccumulators / v; }
 // image row `held[s]` (n * ih + iy). A window of (kh - 1) * dh + 1 consecutive rows maps to
 // distinct slots, so the rows one output row needs are all present at once.
 struct PaddedRows {
-  std::vector<float> data;
-  std::vector<int64_t> held;
-  int64_t slots = 0, width = 0;  // width in pixels
+  float* data;     // slots x width x ci floats, zero where no row is copied
+  int64_t* held;   // slots entries, -1 for none
+  int64_t slots, width;
 
-  void reset(const DirectConv& g) {
-    slots = (g.kh - 1) * g.dh + 1;
-    width = std::max(g.iw + g.pl, g.ow + (g.kw - 1) * g.dw);
-    data.assign(static_cast<size_t>(slots * width * g.ci), 0.f);
-    held.assign(static_cast<size_t>(slots), -1);
-  }
+  static int64_t slots_of(const DirectConv& g) { return (g.kh - 1) * g.dh + 1; }
+  // Pixels a padded row holds: every tap of every output pixel reads inside it.
+  static int64_t width_of(const DirectConv& g) { return std::max(g.iw + g.pl, g.ow + (g.kw - 1) * g.dw); }
 
   // The padded copy of image row `key`; pixel ix of the image is at pixel ix + pl of the copy.
   const float* row(const DirectConv& g, int64_t key) {
     int64_t s = key % slots;
-    float* dst = data.data() + s * width * g.ci;
-    if (held[static_cast<size_t>(s)] != key) {
+    float* dst = data + s * width * g.ci;
+    if (held[s] != key) {
       std::memcpy(dst + g.pl * g.ci, g.in + key * g.iw * g.ci, static_cast<size_t>(g.iw * g.ci) * sizeof(float));
-      held[static_cast<size_t>(s)] = key;
+      held[s] = key;
     }
     return dst;
   }
@@ -180,28 +177,42 @@ RowTiles row_tiles(const DirectConv& g, int64_t o0, int v) {
 }
 
 void conv_direct(const DirectConv& g) {
+  if (g.n * g.oh == 0 || g.ow == 0) return;
   // Outputs in blocks of two vectors (one for an odd last vector): with four, the weights a tile
   // streams per channel outgrow the L1 cache at 64 channels.
   std::vector<RowTiles> blocks;
   for (int64_t o0 = 0; o0 < g.co; o0 += 32) blocks.push_back(row_tiles(g, o0, g.co - o0 >= 32 ? 2 : 1));
-  int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  // Each thread's padded rows, allocated here (not inside the parallel region, where a failed
+  // allocation could not be thrown to the caller).
+  const int64_t slots = PaddedRows::slots_of(g), width = PaddedRows::width_of(g);
+  const int64_t floats = slots * width * g.ci;
+  thread_local std::vector<float> row_data;
+  thread_local std::vector<int64_t> row_keys;
+  thread_local std::vector<const float*> tap_rows;
+  row_data.assign(static_cast<size_t>(threads * floats), 0.f);
+  row_keys.assign(static_cast<size_t>(threads * slots), -1);
+  tap_rows.assign(static_cast<size_t>(threads * g.kh), nullptr);
+  float* const data = row_data.data();
+  int64_t* const keys = row_keys.data();
+  const float** const all_rows = tap_rows.data();
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
-    thread_local PaddedRows padded;
-    padded.reset(g);
-    std::vector<const float*> rows(static_cast<size_t>(g.kh));
+    const int me = omp_get_thread_num();
+    PaddedRows padded{data + me * floats, keys + me * slots, slots, width};
+    const float** rows = all_rows + me * g.kh;  // the padded row each kernel row reads, or null
 #pragma omp for schedule(static)
     for (int64_t out_row = 0; out_row < g.n * g.oh; ++out_row) {
       int64_t n = out_row / g.oh, oy = out_row % g.oh;
       for (int64_t kh = 0; kh < g.kh; ++kh) {
         int64_t iy = oy + kh * g.dh - g.pt;
-        rows[static_cast<size_t>(kh)] = iy < 0 || iy >= g.ih ? nullptr : padded.row(g, n * g.ih + iy);
+        rows[kh] = iy < 0 || iy >= g.ih ? nullptr : padded.row(g, n * g.ih + iy);
       }
       float* out = g.out + out_row * g.ow * g.co;
       for (const RowTiles& b : blocks)
         for (int64_t t = 0, ox = 0; t < b.count; ++t) {
           int64_t pixels = t < b.longer ? b.base + 1 : b.base;
-          (t < b.longer ? b.long_tile : b.short_tile)(g, rows.data(), ox, b.o0, out + ox * g.co + b.o0);
+          (t < b.longer ? b.long_tile : b.short_tile)(g, rows, ox, b.o0, out + ox * g.co + b.o0);
           ox += pixels;
         }
     }

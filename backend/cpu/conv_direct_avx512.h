@@ -15,8 +15,11 @@ namespace keras::cpu::avx512 {
 // from one pointer) and outputs 16, 32, 48 or 64.
 bool conv_direct_supports(const DirectConv& g);
 
-// Computes g.out as conv_direct.cpp's AVX2 kernel does, with the same operations in the same
-// order for every output element (the same bits). Precondition: conv_direct_supports(g).
+// Computes g.out as conv_direct.cpp's AVX2 kernel does. Kernels 3 wide and undilated sum each
+// output in another order (kernel rows, channels, then the three taps) and so round differently;
+// other kernels give the AVX2 kernel's bits. Either way every output element is summed by one
+// thread in a fixed order: the bits do not depend on the thread count. Nothing happens for an
+// empty output. Precondition: conv_direct_supports(g).
 void conv_direct(const DirectConv& g);
 
 // Tests: false makes conv_direct_supports and conv_backward_weights_supports

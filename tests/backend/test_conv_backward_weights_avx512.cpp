@@ -1,12 +1,15 @@
 // The AVX-512 weight gradient (backend/cpu/conv_backward_weights_avx512.h) against the plain-loop
 // reference and the AVX2 kernel: every channel block of 1 to 8, 16 to 64 outputs, rows of 1 to
-// 33 pixels (the three-pixel steps and both row ends), "same" and "valid" padding, kernel heights
-// 1 to 5, vertical dilation, the bias, batches split into chunks; the bits for any thread count;
-// and taps that do not exist never multiply an infinity by zero.
+// 33 pixels (the three-pixel steps and both row ends), "same", "valid" and explicit pads, kernel
+// heights 1 to 5, vertical dilation, with and without the bias, batches split into chunks; the
+// bits for any thread count; taps that do not exist never multiply an infinity by zero; NaN in dy.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <array>
 #include <cstring>
+#include <optional>
+#include <tuple>
 
 #include "backend/cpu/conv_backward_weights_avx512.h"
 #include "backend/cpu/conv_backward_weights_direct.h"
@@ -26,6 +29,7 @@ struct Case {
   Shape kernel;  // kh, 3, C, O
   std::string padding = "same";
   int64_t dilation_h = 1;
+  std::optional<std::array<int64_t, 4>> pads = std::nullopt;  // top, bottom, left, right: instead of `padding`
 };
 
 std::vector<Case> cases() {
@@ -39,14 +43,27 @@ std::vector<Case> cases() {
   out.push_back({{2, 9, 6, 24}, {3, 3, 24, 32}, "same", 2});
   out.push_back({{64, 8, 8, 16}, {3, 3, 16, 16}});  // enough data for 16 chunks
   out.push_back({{5, 1, 4, 16}, {3, 3, 16, 16}});   // one row per image: most taps in the padding
+  out.push_back({{2, 5, 7, 2}, {3, 3, 2, 16}});     // two-channel tiles
+  for (int64_t kh : {2, 4}) out.push_back({{2, 6, 7, 16}, {kh, 3, 16, 16}});  // uneven "same" rows
+  out.push_back({{2, 2, 6, 16}, {3, 3, 16, 16}, "same", 3});                  // dilated rows past the image
+  // Left pads of 2, 3 and 5 (the left end then spans more than the two edge pixels), a top pad
+  // beyond the kernel's reach.
+  for (int64_t left : {2, 3, 5})
+    out.push_back({{2, 4, 6, 16}, {3, 3, 16, 16}, "", 1, std::array<int64_t, 4>{1, 1, left, 0}});
+  out.push_back({{2, 4, 6, 16}, {3, 3, 16, 16}, "", 1, std::array<int64_t, 4>{4, 0, 0, 3}});
   return out;
 }
 
 ConvParams params_of(const Case& c) {
   ConvParams p;
   p.dilation_h = c.dilation_h;
-  std::tie(p.pad_top, p.pad_bottom) = ops::conv_pads(c.x[1], c.kernel[0], c.padding, 1, c.dilation_h);
-  std::tie(p.pad_left, p.pad_right) = ops::conv_pads(c.x[2], c.kernel[1], c.padding, 1, 1);
+  if (c.pads) {
+    std::tie(p.pad_top, p.pad_bottom, p.pad_left, p.pad_right) =
+        std::tuple((*c.pads)[0], (*c.pads)[1], (*c.pads)[2], (*c.pads)[3]);
+  } else {
+    std::tie(p.pad_top, p.pad_bottom) = ops::conv_pads(c.x[1], c.kernel[0], c.padding, 1, c.dilation_h);
+    std::tie(p.pad_left, p.pad_right) = ops::conv_pads(c.x[2], c.kernel[1], c.padding, 1, 1);
+  }
   return p;
 }
 
@@ -56,10 +73,10 @@ struct Gradients {
   Tensor dk, db;
 };
 
-Gradients direct_gradients(const Tensor& x, const Tensor& dy, const Shape& ks, const ConvParams& p) {
+Gradients direct_gradients(const Tensor& x, const Tensor& dy, const Shape& ks, const ConvParams& p, bool bias = true) {
   Gradients g{Tensor::full(ks, 7.f, DType::float32), Tensor::full({ks[3]}, 7.f, DType::float32)};
   cpu::conv2d_backward_weights_direct(x.data<float>(), x.shape(), dy.data<float>(), dy.shape(), g.dk.data<float>(), ks,
-                                      g.db.data<float>(), p);
+                                      bias ? g.db.data<float>() : nullptr, p);
   return g;
 }
 
@@ -100,9 +117,8 @@ TEST(ConvBackwardWeightsAvx512, MatchesTheReferenceAndTheAvx2Kernel) {
   if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
   uint64_t seed = 900;
   for (const Case& c : cases()) {
-    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.kernel) + " " + c.padding + " dilation " +
-                 std::to_string(c.dilation_h));
     ConvParams p = params_of(c);
+    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.kernel) + " pads " + p.str());
     ASSERT_TRUE(cpu::avx512::conv_backward_weights_supports(c.kernel, p));
     Tensor x = random::normal(c.x, 0, 1, seed++);
     Shape ys = cpu::reference_conv2d(x, Tensor::zeros(c.kernel), Tensor(), p).shape();
@@ -117,24 +133,28 @@ TEST(ConvBackwardWeightsAvx512, MatchesTheReferenceAndTheAvx2Kernel) {
     EXPECT_LT(max_abs_diff(wide.dk, ref), 1e-5 * scale * 10);
     EXPECT_LT(max_abs_diff(wide.dk, narrow.dk), 1e-5 * scale * 10);
     EXPECT_LT(max_abs_diff(wide.db, ref_bias), 1e-5 * scale * 10);
+    EXPECT_TRUE(same_bits(direct_gradients(x, dy, c.kernel, p, false).dk, wide.dk));  // no bias: dk alike
     EXPECT_GT(max_abs_diff(ref, Tensor::zeros(c.kernel)), 0.1);
   }
 }
 
 TEST(ConvBackwardWeightsAvx512, SameBitsForAnyThreadCount) {
   if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
-  Case c{{48, 6, 10, 24}, {3, 3, 24, 32}};  // the batch summed in several chunks
-  ConvParams p = params_of(c);
-  Tensor x = random::normal(c.x, 0, 1, 3);
-  Tensor dy = random::normal({48, 6, 10, 32}, 0, 1, 4);
   const int saved = num_threads();
-  set_num_threads(1);
-  Gradients one = direct_gradients(x, dy, c.kernel, p);
-  for (int threads : {2, 3, 5, 7}) {
-    set_num_threads(threads);
-    Gradients many = direct_gradients(x, dy, c.kernel, p);
-    EXPECT_TRUE(same_bits(one.dk, many.dk)) << threads << " threads";
-    EXPECT_TRUE(same_bits(one.db, many.db)) << threads << " threads";
+  // The batch summed in several chunks, and in one (the threads then share the tiles).
+  for (const Case& c : {Case{{48, 6, 10, 24}, {3, 3, 24, 32}}, Case{{2, 3, 5, 64}, {3, 3, 64, 64}}}) {
+    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.kernel));
+    ConvParams p = params_of(c);
+    Tensor x = random::normal(c.x, 0, 1, 3);
+    Tensor dy = random::normal({c.x[0], c.x[1], c.x[2], c.kernel[3]}, 0, 1, 4);
+    set_num_threads(1);
+    Gradients one = direct_gradients(x, dy, c.kernel, p);
+    for (int threads : {2, 3, 5, 7}) {
+      set_num_threads(threads);
+      Gradients many = direct_gradients(x, dy, c.kernel, p);
+      EXPECT_TRUE(same_bits(one.dk, many.dk)) << threads << " threads";
+      EXPECT_TRUE(same_bits(one.db, many.db)) << threads << " threads";
+    }
   }
   set_num_threads(saved);
 }
@@ -163,4 +183,20 @@ TEST(ConvBackwardWeightsAvx512, TapsOutsideTheRowNeverMultiplyAnInfinity) {
   }
   EXPECT_EQ(tap0_finite, 3 * 16 * 16);
   EXPECT_EQ(mismatched, 0);
+}
+
+TEST(ConvBackwardWeightsAvx512, NanInDyReachesExactlyTheWeightsItTouches) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  Case c{{1, 4, 6, 8}, {3, 3, 8, 16}};
+  ConvParams p = params_of(c);
+  Tensor x = random::normal(c.x, 0, 1, 7);
+  Tensor dy = random::normal({1, 4, 6, 16}, 0, 1, 8);
+  dy.data<float>()[(0 * 6 + 0) * 16 + 5] = NAN;  // output pixel (0, 0), output channel 5
+  Gradients g = direct_gradients(x, dy, c.kernel, p);
+  Tensor ref = cpu::reference_conv2d_backward_weights(x, dy, c.kernel, p);
+  int64_t nan_mismatch = 0;
+  for (int64_t i = 0; i < ref.numel(); ++i) nan_mismatch += std::isnan(g.dk.data<float>()[i]) != std::isnan(ref.data<float>()[i]);
+  EXPECT_EQ(nan_mismatch, 0);
+  EXPECT_TRUE(std::isnan(g.db.data<float>()[5]));
+  EXPECT_FALSE(std::isnan(g.db.data<float>()[4]));
 }

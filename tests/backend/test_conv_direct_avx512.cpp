@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <array>
 #include <cstring>
+#include <optional>
+#include <tuple>
 #include <functional>
 
 #include "backend/cpu/conv_direct.h"
@@ -26,45 +29,82 @@ struct Case {
   Shape x;       // N, H, W, C
   Shape kernel;  // kh, kw, C, O
   std::string padding = "same";
-  int64_t dilation = 1;
+  int64_t dilation_h = 1, dilation_w = 1;
+  std::optional<std::array<int64_t, 4>> pads = std::nullopt;  // top, bottom, left, right: instead of `padding`
 };
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  // Every tile width of every vector count: rows of 1..25 pixels (16 channels in, 16..64 out).
-  for (int64_t w : {1, 2, 3, 5, 6, 7, 8, 9, 11, 12, 13, 16, 17, 23, 24, 25, 32, 33})
+  // Every tile width of every vector count: rows of 1..33 pixels (16 channels in, 16..64 out).
+  for (int64_t w = 1; w <= 33; ++w)
     for (int64_t o : {16, 32, 48, 64}) {
       out.push_back({{2, 3, w, 16}, {3, 3, 16, o}});  // three-tap tiles
       out.push_back({{1, 3, w, 16}, {2, 5, 16, o}});  // tap-by-tap tiles
     }
   out.push_back({{2, 9, 10, 32}, {3, 3, 32, 32}, "valid"});
   out.push_back({{1, 7, 8, 64}, {3, 3, 64, 16}});
-  out.push_back({{3, 6, 5, 64}, {3, 3, 64, 64}, "same", 2});
+  out.push_back({{3, 6, 5, 64}, {3, 3, 64, 64}, "same", 2, 2});
   out.push_back({{2, 5, 7, 16}, {1, 1, 16, 48}, "valid"});
+  out.push_back({{2, 5, 7, 48}, {1, 1, 48, 16}, "valid"});  // the input gradient of 16 -> 48
   out.push_back({{1, 6, 9, 32}, {5, 5, 32, 16}});
   out.push_back({{2, 4, 6, 16}, {2, 4, 16, 32}});                   // even kernel, uneven "same" pads
   out.push_back({{1, 2, 3, 16}, {5, 5, 16, 16}});                   // kernel larger than the image
-  out.push_back({{2, 8, 8, 32}, {3, 2, 32, 32}, "valid", 3});       // dilation 3, two-wide kernel
+  out.push_back({{2, 8, 8, 32}, {3, 2, 32, 32}, "valid", 3, 3});    // dilation 3, two-wide kernel
+  out.push_back({{2, 9, 7, 16}, {3, 3, 16, 32}, "same", 2, 1});     // three-tap tiles, 5 padded rows
+  out.push_back({{2, 7, 9, 32}, {3, 3, 32, 16}, "same", 1, 2});     // dilated columns: tap by tap
+  out.push_back({{2, 3, 3, 32}, {3, 3, 32, 16}, "valid"});          // a 1 x 1 output
+  out.push_back({{1, 5, 6, 16}, {3, 3, 16, 16}, "", 1, 1, std::array<int64_t, 4>{0, 2, 2, 0}});
+  out.push_back({{1, 5, 6, 16}, {3, 3, 16, 16}, "", 1, 1, std::array<int64_t, 4>{2, 0, 0, 2}});
+  // Pads beyond the kernel's reach: the input gradient's top pad is then negative (rows skipped),
+  // its left pad negative (left to the AVX2 kernel).
+  out.push_back({{1, 5, 6, 16}, {3, 3, 16, 16}, "", 1, 1, std::array<int64_t, 4>{4, 0, 3, 1}});
   return out;
+}
+
+std::string name_of(const Case& c) {
+  std::string pads = c.pads ? std::to_string((*c.pads)[0]) + "/" + std::to_string((*c.pads)[1]) + "/" +
+                                  std::to_string((*c.pads)[2]) + "/" + std::to_string((*c.pads)[3])
+                            : c.padding;
+  return shape_str(c.x) + " * " + shape_str(c.kernel) + " pads " + pads + " dilation " + std::to_string(c.dilation_h) +
+         "x" + std::to_string(c.dilation_w);
 }
 
 ConvParams params_of(const Case& c) {
   ConvParams p;
-  p.dilation_h = p.dilation_w = c.dilation;
-  std::tie(p.pad_top, p.pad_bottom) = ops::conv_pads(c.x[1], c.kernel[0], c.padding, 1, c.dilation);
-  std::tie(p.pad_left, p.pad_right) = ops::conv_pads(c.x[2], c.kernel[1], c.padding, 1, c.dilation);
+  p.dilation_h = c.dilation_h, p.dilation_w = c.dilation_w;
+  if (c.pads) {
+    std::tie(p.pad_top, p.pad_bottom, p.pad_left, p.pad_right) =
+        std::tuple((*c.pads)[0], (*c.pads)[1], (*c.pads)[2], (*c.pads)[3]);
+  } else {
+    std::tie(p.pad_top, p.pad_bottom) = ops::conv_pads(c.x[1], c.kernel[0], c.padding, 1, c.dilation_h);
+    std::tie(p.pad_left, p.pad_right) = ops::conv_pads(c.x[2], c.kernel[1], c.padding, 1, c.dilation_w);
+  }
   return p;
 }
 
 Shape output_shape(const Case& c, const ConvParams& p) {
-  auto extent = [&](int64_t in, int64_t k, int64_t lo, int64_t hi) { return in + lo + hi - (k - 1) * c.dilation; };
-  return {c.x[0], extent(c.x[1], c.kernel[0], p.pad_top, p.pad_bottom), extent(c.x[2], c.kernel[1], p.pad_left, p.pad_right),
-          c.kernel[3]};
+  auto extent = [](int64_t in, int64_t k, int64_t d, int64_t lo, int64_t hi) { return in + lo + hi - (k - 1) * d; };
+  return {c.x[0], extent(c.x[1], c.kernel[0], c.dilation_h, p.pad_top, p.pad_bottom),
+          extent(c.x[2], c.kernel[1], c.dilation_w, p.pad_left, p.pad_right), c.kernel[3]};
+}
+
+// Whether the AVX-512 kernel takes the forward problem, or the input gradient's (a convolution of
+// dy with the flipped kernel: channels swapped, pads (k - 1) * dilation - pad).
+bool avx512_runs(const Case& c, const ConvParams& p, bool input_gradient) {
+  float zeros[64] = {};
+  const Shape ys = output_shape(c, p);
+  cpu::DirectConv g{nullptr, c.x[0], c.x[1], c.x[2], c.x[3], nullptr, c.kernel[0], c.kernel[1], 1, 1, c.dilation_h,
+                    c.dilation_w, p.pad_top, p.pad_left, nullptr, false, nullptr, ys[1], ys[2], c.kernel[3], zeros};
+  if (input_gradient) {
+    g.ih = ys[1], g.iw = ys[2], g.ci = c.kernel[3], g.oh = c.x[1], g.ow = c.x[2], g.co = c.kernel[2];
+    g.pt = (c.kernel[0] - 1) * c.dilation_h - p.pad_top, g.pl = (c.kernel[1] - 1) * c.dilation_w - p.pad_left;
+  }
+  return cpu::avx512::conv_direct_supports(g);
 }
 
 bool has_avx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"); }
 
-bool three_tap(const Case& c) { return c.kernel[1] == 3 && c.dilation == 1; }
+bool three_tap(const Case& c) { return c.kernel[1] == 3 && c.dilation_w == 1; }
 
 // Runs `compute` with the AVX-512 kernel on, then with it off (the AVX2 kernel), and checks both
 // give the same floats (three-tap tiles: within `tolerance`).
@@ -117,10 +157,11 @@ TEST(ConvDirectAvx512, AppliesToStrideOneWholeVectorsOfSixteenToSixtyFourChannel
 TEST(ConvDirectAvx512, ForwardMatchesTheAvx2KernelAndTheReference) {
   if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
   uint64_t seed = 400;
+  size_t ran = 0;
   for (const Case& c : cases()) {
-    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.kernel) + " " + c.padding + " dilation " +
-                 std::to_string(c.dilation));
+    SCOPED_TRACE(name_of(c));
     ConvParams p = params_of(c);
+    ran += avx512_runs(c, p, false);
     Shape ys = output_shape(c, p);
     Tensor x = random::normal(c.x, 0, 1, seed++);
     Tensor k = random::normal(c.kernel, 0, 1, seed++);
@@ -138,15 +179,18 @@ TEST(ConvDirectAvx512, ForwardMatchesTheAvx2KernelAndTheReference) {
         EXPECT_LT(max_abs_diff(compute(), cpu::reference_conv2d(x, k, bias ? b : Tensor(), p, act)), 1e-4);
       }
   }
+  EXPECT_EQ(ran, cases().size() - 1);  // all but 48 -> 16 (48 input channels)
 }
 
 TEST(ConvDirectAvx512, InputGradientMatchesTheAvx2KernelAndTheReference) {
   if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
   uint64_t seed = 700;
+  size_t ran = 0;
   for (const Case& c : cases()) {
     // The input gradient is a convolution of dy (kernel[3] channels) into kernel[2] outputs.
-    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.kernel) + " " + c.padding);
+    SCOPED_TRACE(name_of(c));
     ConvParams p = params_of(c);
+    ran += avx512_runs(c, p, true);
     Shape ys = output_shape(c, p);
     Tensor k = random::normal(c.kernel, 0, 1, seed++);
     Tensor dy = random::normal(ys, 0, 1, seed++);
@@ -158,27 +202,41 @@ TEST(ConvDirectAvx512, InputGradientMatchesTheAvx2KernelAndTheReference) {
     expect_as_avx2(compute, !three_tap(c), 1e-3);
     EXPECT_LT(max_abs_diff(compute(), cpu::reference_conv2d_backward_data(dy, k, c.x, p)), 1e-3);
   }
+  // All but the 48-output ones (48 input channels) and the negative left pad.
+  EXPECT_EQ(ran, cases().size() - 33 * 2 - 2);
 }
 
 TEST(ConvDirectAvx512, SameBitsForAnyThreadCount) {
   if (!has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
-  Case c{{3, 11, 14, 32}, {3, 3, 32, 48}};
-  ConvParams p = params_of(c);
-  Shape ys = output_shape(c, p);
-  Tensor x = random::normal(c.x, 0, 1, 1);
-  Tensor k = random::normal(c.kernel, 0, 1, 2);
   const int saved = num_threads();
-  auto compute = [&](int threads) {
-    set_num_threads(threads);
-    Tensor y = Tensor::empty(ys, DType::float32);
-    cpu::conv2d_direct(x.data<float>(), c.x, k.data<float>(), c.kernel, nullptr, y.data<float>(), ys, p, "relu");
-    return y;
-  };
-  Tensor one = compute(1);
-  for (int threads : {2, 3, 5}) {
-    Tensor many = compute(threads);
-    EXPECT_EQ(std::memcmp(one.data<float>(), many.data<float>(), sizeof(float) * static_cast<size_t>(one.numel())), 0)
-        << threads << " threads";
+  // Three-tap and tap-by-tap forward, an input gradient, and fewer rows than threads.
+  for (const Case& c : {Case{{3, 11, 14, 32}, {3, 3, 32, 48}}, Case{{3, 11, 14, 32}, {2, 5, 32, 16}},
+                        Case{{3, 11, 14, 16}, {3, 3, 16, 64}}, Case{{1, 2, 5, 16}, {3, 3, 16, 16}}}) {
+    SCOPED_TRACE(name_of(c));
+    ConvParams p = params_of(c);
+    Shape ys = output_shape(c, p);
+    Tensor x = random::normal(c.x, 0, 1, 1);
+    Tensor k = random::normal(c.kernel, 0, 1, 2);
+    Tensor dy = random::normal(ys, 0, 1, 3);
+    const bool input_gradient = c.kernel[3] == 64;
+    ASSERT_TRUE(avx512_runs(c, p, input_gradient));
+    auto compute = [&](int threads) {
+      set_num_threads(threads);
+      if (input_gradient) {
+        Tensor dx = Tensor::empty(c.x, DType::float32);
+        cpu::conv2d_backward_data_direct(dy.data<float>(), ys, k.data<float>(), c.kernel, dx.data<float>(), c.x, p);
+        return dx;
+      }
+      Tensor y = Tensor::empty(ys, DType::float32);
+      cpu::conv2d_direct(x.data<float>(), c.x, k.data<float>(), c.kernel, nullptr, y.data<float>(), ys, p, "relu");
+      return y;
+    };
+    Tensor one = compute(1);
+    for (int threads : {2, 3, 7}) {
+      Tensor many = compute(threads);
+      EXPECT_EQ(std::memcmp(one.data<float>(), many.data<float>(), sizeof(float) * static_cast<size_t>(one.numel())), 0)
+          << threads << " threads";
+    }
   }
   set_num_threads(saved);
 }
