@@ -237,6 +237,8 @@ void decide_by_timing(const ConvTrial& trial, ConvChoice& c) {
       if (i != best && active(c, i) && !std::isnan(c.ms[i]) && (exact == n || c.ms[i] < c.ms[exact])) exact = i;
     if (exact < n && c.ms[exact] <= kWinogradMargin * c.ms[best]) best = exact;
   }
+  for (size_t i = 0; i < n; ++i)
+    if (cands[i] == ConvCandidate::direct && i != best && active(c, i) && c.ms[i] <= kDirectMargin * c.ms[best]) best = i;
   c.chosen = cands[best];
   if (last != c.chosen) run(best);
   c.cost_ms = std::max(0.0, total - c.ms[best]);

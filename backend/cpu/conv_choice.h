@@ -18,7 +18,8 @@
 // untimed warm-up run each (it pays oneDNN's JIT and the weight reorder, which the winner pays
 // anyway), then kTimedRuns rounds of one timed run per candidate, interleaved so that a noisy
 // neighbour slows all alike; a candidate slower than kDropFactor times the fastest so far leaves
-// the rounds. The fastest run decides (Winograd by kWinogradMargin), and the winner runs last, so the first call's result is
+// the rounds. The fastest run decides (Winograd by kWinogradMargin; `direct` keeps a tie within
+// kDirectMargin), and the winner runs last, so the first call's result is
 // already the winner's: every call of a problem gives the same bits (a choice that changed from
 // call to call would make predict(x) differ from predict(x) in the last bits). So a decision
 // costs about 2 + 2 runs per candidate, once per problem and process.
@@ -67,6 +68,12 @@ inline constexpr double kDropFactor = 2.0;
 // flushed-cache trial shows (ResNet-20's 32-channel input gradient timed 4% faster with Winograd,
 // then ran 20% slower in steps).
 inline constexpr double kWinogradMargin = 1.05;
+// `direct` wins unless another candidate beats it by this factor. Flushed trials put the AVX-512
+// direct kernels within a few percent of oneDNN on ResNet-20's 16- and 32-channel layers, so noise
+// decided each run's choice; pinned, the direct kernels made whole training steps 4% faster
+// (AMX Xeon, 1,075 against 1,033 samples/s, four alternated runs each). And `direct` alone gives
+// the same bits for any thread count.
+inline constexpr double kDirectMargin = 1.03;
 
 // What the chooser needs to time candidates on a problem's real tensors.
 struct ConvTrial {

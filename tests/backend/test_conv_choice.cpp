@@ -414,6 +414,28 @@ TEST_F(ConvChoice, WinogradWinsOnlyByTheMargin) {
   }
 }
 
+TEST_F(ConvChoice, DirectKeepsATieWithinItsMargin) {
+  for (double direct_ms : {10.1, 13.0}) {
+    cpu::reset_conv_choices();
+    std::vector<float> out(4, 0.f);
+    cpu::ConvTrial trial;
+    trial.run = [&](ConvCandidate c) {
+      const double ms = c == ConvCandidate::direct ? direct_ms : 10.0;
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<int>(ms * 1000));
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      std::fill(out.begin(), out.end(), 1.f);
+    };
+    trial.outputs = {{out.data(), out.size()}};
+    cpu::run_conv("test|direct_margin", {ConvCandidate::direct, ConvCandidate::onednn_direct}, trial);
+    auto choices = cpu::conv_choices();
+    ASSERT_EQ(choices.size(), 1u);
+    EXPECT_EQ(choices[0].chosen, direct_ms < 10.0 * cpu::kDirectMargin ? ConvCandidate::direct
+                                                                       : ConvCandidate::onednn_direct)
+        << "direct " << direct_ms << " ms against oneDNN's 10, measured " << choices[0].ms[0] << " / " << choices[0].ms[1];
+  }
+}
+
 TEST_F(ConvChoice, ConcurrentFirstCallsTimeOnce) {
   FakeProblem fake;
   cpu::ConvTrial trial = fake.trial();
