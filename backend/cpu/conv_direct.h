@@ -22,7 +22,8 @@ namespace keras::cpu {
 inline constexpr int64_t kDirectMaxChannels = 64;
 
 // True when conv2d_direct is a candidate for the problem (conv_choice.h times it against oneDNN
-// and keeps the faster): the CPU has AVX2 and FMA, strides 1, groups 1, 8 to 64 input channels
+// and keeps the faster): the CPU has AVX2 and FMA, strides 1 (or 2, where the AVX-512 kernel of
+// conv_direct_avx512.h runs the problem), groups 1, 8 to 64 input channels
 // (fewer leave the inner loop too short; with more it lost to oneDNN everywhere measured, so it
 // is not worth timing), the outputs a multiple of 8, and the activation "linear" or "relu".
 // KERAS_CONV_DIRECT=0 in the environment, or set_conv_direct(false), turns all direct kernels off.
@@ -37,8 +38,9 @@ void set_conv_direct(bool enabled);
 bool conv_direct_available();
 
 // y = activation(conv(x, kernel) + bias): x (N, H, W, C), kernel (KH, KW, C, O), bias (O) or
-// null, y (N, OH, OW, O), contiguous float32; y is overwritten. The kernel also computes strided
-// convolutions correctly; conv2d_direct_supported leaves them to oneDNN because it is as fast.
+// null, y (N, OH, OW, O), contiguous float32; y is overwritten. The AVX2 kernel also computes
+// strided convolutions correctly; conv2d_direct_supported leaves them to oneDNN (as fast) unless
+// the AVX-512 kernel takes them.
 // Precondition: conv2d_direct_supported(kernel_shape, params, activation).
 void conv2d_direct(const float* x, const Shape& x_shape, const float* kernel, const Shape& kernel_shape,
                    const float* bias, float* y, const Shape& y_shape, const ConvParams& params,

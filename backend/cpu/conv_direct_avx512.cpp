@@ -29,7 +29,8 @@ constexpr int max_pixels(int v) { return kMaxAccumulators / v; }
 
 // The input rows one thread's output rows read, each with zero columns around it: slot s holds
 // image row `held[s]` (n * ih + iy). A window of (kh - 1) * dh + 1 consecutive rows maps to
-// distinct slots, so the rows one output row needs are all present at once.
+// distinct slots, so the rows one output row needs are all present at once (with stride 2 the
+// next output row's window starts two rows on).
 struct PaddedRows {
   float* data;     // slots x width x ci floats, zero where no row is copied
   int64_t* held;   // slots entries, -1 for none
@@ -37,7 +38,9 @@ struct PaddedRows {
 
   static int64_t slots_of(const DirectConv& g) { return (g.kh - 1) * g.dh + 1; }
   // Pixels a padded row holds: every tap of every output pixel reads inside it.
-  static int64_t width_of(const DirectConv& g) { return std::max(g.iw + g.pl, g.ow + (g.kw - 1) * g.dw); }
+  static int64_t width_of(const DirectConv& g) {
+    return std::max(g.iw + g.pl, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+  }
 
   // The padded copy of image row `key`; pixel ix of the image is at pixel ix + pl of the copy.
   const float* row(const DirectConv& g, int64_t key) {
@@ -54,15 +57,19 @@ struct PaddedRows {
 #pragma GCC push_options
 #pragma GCC target("avx512f,fma")
 
-// rows[kh]: the padded row tap row kh reads, or null outside the image. px0: the tile's first
-// pixel in padded coordinates (ox0, since stride is 1). o0: the first output channel.
+// How a tile walks the kernel: tap by tap (stride 1 or 2), or three taps at once (below).
+enum class Walk { taps, taps_stride2, three_taps };
+
+// rows[kh]: the padded row tap row kh reads, or null outside the image. ox0: the tile's first
+// output pixel (its input pixel is ox0 * stride in padded coordinates). o0: the first output channel.
 // Three-tap (Shared): a 3-wide undilated kernel row, whose taps read overlapping pixels, runs with
 // the input pixel outermost: each broadcast feeds the up to three outputs it touches, one load
 // for up to 3 * V fused multiply-adds (the tap-by-tap loop pays one load for V, and at V = 1
 // reached only ~70% of the FMA rate here, as the loads saturate). The sums then run per tap row
 // over channels, then the three taps, where the tap-by-tap loop takes taps, then channels.
-template <int R, int V, int CI, bool Shared>
-void output_tile(const DirectConv& g, const float* const* rows, int64_t px0, int64_t o0, float* out) {
+template <int R, int V, int CI, Walk W>
+void output_tile(const DirectConv& g, const float* const* rows, int64_t ox0, int64_t o0, float* out) {
+  constexpr int S = W == Walk::taps_stride2 ? 2 : 1;
   __m512 acc[R][V];
 #pragma GCC unroll 32
   for (int r = 0; r < R; ++r)
@@ -72,8 +79,8 @@ void output_tile(const DirectConv& g, const float* const* rows, int64_t px0, int
   for (int64_t kh = 0; kh < g.kh; ++kh) {
     const float* row = rows[kh];
     if (!row) continue;
-    if constexpr (Shared) {
-      const float* p = row + px0 * CI;
+    if constexpr (W == Walk::three_taps) {
+      const float* p = row + ox0 * CI;
       const float* wp = g.w + kh * 3 * CI * co + o0;
       for (int c = 0; c < CI; ++c, ++p, wp += co) {
         __m512 w[3][V];
@@ -93,7 +100,7 @@ void output_tile(const DirectConv& g, const float* const* rows, int64_t px0, int
       }
     } else {
       for (int64_t kw = 0; kw < g.kw; ++kw) {
-        const float* p = row + (px0 + kw * g.dw) * CI;
+        const float* p = row + (ox0 * S + kw * g.dw) * CI;
         const float* wp = g.w + (kh * g.kw + kw) * CI * co + o0;
         for (int c = 0; c < CI; ++c, ++p, wp += co) {
           __m512 w[V];
@@ -101,7 +108,7 @@ void output_tile(const DirectConv& g, const float* const* rows, int64_t px0, int
           for (int v = 0; v < V; ++v) w[v] = _mm512_loadu_ps(wp + 16 * v);
 #pragma GCC unroll 32
           for (int r = 0; r < R; ++r) {
-            const __m512 b = _mm512_set1_ps(p[r * CI]);
+            const __m512 b = _mm512_set1_ps(p[r * S * CI]);
 #pragma GCC unroll 4
             for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(b, w[v], acc[r][v]);
           }
@@ -126,40 +133,43 @@ void output_tile(const DirectConv& g, const float* const* rows, int64_t px0, int
 
 using TileFn = void (*)(const DirectConv&, const float* const*, int64_t, int64_t, float*);
 
-template <int V, int CI, bool Shared, size_t... R>
+template <int V, int CI, Walk W, size_t... R>
 TileFn tile_for(int pixels, std::index_sequence<R...>) {
-  static constexpr TileFn table[] = {output_tile<static_cast<int>(R) + 1, V, CI, Shared>...};
+  static constexpr TileFn table[] = {output_tile<static_cast<int>(R) + 1, V, CI, W>...};
   return table[pixels - 1];
 }
 
-template <int CI, bool Shared>
+template <int CI, Walk W>
 TileFn tile_for(int v, int pixels) {
-  return v == 1 ? tile_for<1, CI, Shared>(pixels, std::make_index_sequence<max_pixels(1)>())
-                : tile_for<2, CI, Shared>(pixels, std::make_index_sequence<max_pixels(2)>());
+  return v == 1 ? tile_for<1, CI, W>(pixels, std::make_index_sequence<max_pixels(1)>())
+                : tile_for<2, CI, W>(pixels, std::make_index_sequence<max_pixels(2)>());
 }
 
-template <bool Shared>
+template <Walk W>
 TileFn tile_for(int64_t ci, int v, int pixels) {
   switch (ci) {
-    case 16: return tile_for<16, Shared>(v, pixels);
-    case 32: return tile_for<32, Shared>(v, pixels);
-    default: return tile_for<64, Shared>(v, pixels);
+    case 16: return tile_for<16, W>(v, pixels);
+    case 32: return tile_for<32, W>(v, pixels);
+    default: return tile_for<64, W>(v, pixels);
   }
 }
 
 TileFn tile_for(const DirectConv& g, int v, int pixels) {
-  return g.kw == 3 && g.dw == 1 ? tile_for<true>(g.ci, v, pixels) : tile_for<false>(g.ci, v, pixels);
+  if (g.sw == 2) return tile_for<Walk::taps_stride2>(g.ci, v, pixels);
+  return g.kw == 3 && g.dw == 1 ? tile_for<Walk::three_taps>(g.ci, v, pixels) : tile_for<Walk::taps>(g.ci, v, pixels);
 }
 
 #pragma GCC pop_options
 
 }  // namespace
 
-bool conv_direct_supports(const DirectConv& g) {
+bool conv_direct_supports(int64_t ci, int64_t co, int64_t stride_h, int64_t stride_w, int64_t pad_left) {
   static const bool cpu_ok = __builtin_cpu_supports("avx512f");
-  return cpu_ok && enabled.load() && g.sh == 1 && g.sw == 1 && g.pl >= 0 && (g.ci == 16 || g.ci == 32 || g.ci == 64) &&
-         g.co % 16 == 0 && g.co <= 64 && g.co > 0;
+  return cpu_ok && enabled.load() && (stride_h == 1 || stride_h == 2) && (stride_w == 1 || stride_w == 2) &&
+         pad_left >= 0 && (ci == 16 || ci == 32 || ci == 64) && co % 16 == 0 && co <= 64 && co > 0;
 }
+
+bool conv_direct_supports(const DirectConv& g) { return conv_direct_supports(g.ci, g.co, g.sh, g.sw, g.pl); }
 
 // An output row's tiles for one block of V vectors: near-equal widths of at most max_pixels(V)
 // (ow = 32 with one vector runs two tiles of 16, not 24 + 8).
@@ -209,7 +219,7 @@ void conv_direct(const DirectConv& g) {
     for (int64_t out_row = 0; out_row < g.n * g.oh; ++out_row) {
       int64_t n = out_row / g.oh, oy = out_row % g.oh;
       for (int64_t kh = 0; kh < g.kh; ++kh) {
-        int64_t iy = oy + kh * g.dh - g.pt;
+        int64_t iy = oy * g.sh + kh * g.dh - g.pt;
         rows[kh] = iy < 0 || iy >= g.ih ? nullptr : padded.row(g, n * g.ih + iy);
       }
       float* out = g.out + out_row * g.ow * g.co;

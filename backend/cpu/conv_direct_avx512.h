@@ -9,11 +9,12 @@
 
 namespace keras::cpu::avx512 {
 
-// True when conv_direct runs `g`: the CPU has AVX-512F, the switch below is on, stride 1, a left
-// padding of at least 0, input
-// channels 16, 32 or 64 (a compile-time count keeps every pixel of a tile at a constant offset
-// from one pointer) and outputs 16, 32, 48 or 64.
+// True when conv_direct runs `g`: the CPU has AVX-512F, the switch below is on, strides 1 or 2, a
+// left padding of at least 0, input channels 16, 32 or 64 (a compile-time count keeps every pixel
+// of a tile at a constant offset from one pointer) and outputs 16, 32, 48 or 64.
 bool conv_direct_supports(const DirectConv& g);
+// The same for a problem given by its channels, strides and left padding.
+bool conv_direct_supports(int64_t ci, int64_t co, int64_t stride_h, int64_t stride_w, int64_t pad_left);
 
 // Computes g.out as conv_direct.cpp's AVX2 kernel does. Kernels 3 wide and undilated sum each
 // output in another order (kernel rows, channels, then the three taps) and so round differently;

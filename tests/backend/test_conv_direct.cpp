@@ -209,7 +209,7 @@ TEST(ConvDirect, ForwardMatchesReferenceWithBiasAndActivation) {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) EXPECT_GT(through_op, 6);
 }
 
-TEST(ConvDirect, ForwardAppliesToStrideOneSmallChannelCountsAndFusableActivations) {
+TEST(ConvDirect, ForwardAppliesToSmallChannelCountsFusableActivationsAndStrideOneOrTwoOnAvx512) {
   ConvParams p;
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   EXPECT_TRUE(cpu::conv2d_direct_supported({3, 3, 32, 64}, p, "relu"));
@@ -218,5 +218,11 @@ TEST(ConvDirect, ForwardAppliesToStrideOneSmallChannelCountsAndFusableActivation
   EXPECT_FALSE(cpu::conv2d_direct_supported({1, 1, 128, 64}, p, "linear"));
   EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 32, 12}, p, "linear"));
   p.stride_h = 2;
+  // Stride 2 only where the AVX-512 kernel runs it (16/32/64 channels in, whole vectors out).
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  EXPECT_EQ(cpu::conv2d_direct_supported({3, 3, 32, 64}, p, "linear"), avx512);
+  EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 24, 64}, p, "linear"));
+  EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 32, 40}, p, "linear"));
+  p.stride_h = 3;
   EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 32, 64}, p, "linear"));
 }
