@@ -5,8 +5,9 @@
 // of zero-padded rows, so every tap of every pixel is in range: a tile's pixels then sit at
 // compile-time offsets (r * CI floats) from one pointer, where per-pixel pointers would not fit
 // the 16 general registers. Rows outside the image are skipped, as the AVX2 kernel skips them,
-// and the padding columns are multiplied in as zeros, as its zero row is: each output element
-// sees the same fused multiply-adds in the same order (taps, then channels), so the bits match.
+// and the padding columns are multiplied in as zeros, as its zero row is: tap-by-tap tiles give
+// each output element the same fused multiply-adds in the same order (taps, then channels), so
+// the bits match; three-tap tiles (below) sum in another order.
 #include "backend/cpu/conv_direct_avx512.h"
 
 #include <immintrin.h>
@@ -62,7 +63,7 @@ enum class Walk { taps, taps_stride2, three_taps };
 
 // rows[kh]: the padded row tap row kh reads, or null outside the image. ox0: the tile's first
 // output pixel (its input pixel is ox0 * stride in padded coordinates). o0: the first output channel.
-// Three-tap (Shared): a 3-wide undilated kernel row, whose taps read overlapping pixels, runs with
+// Three taps (Walk::three_taps, stride 1): a 3-wide undilated kernel row, whose taps read overlapping pixels, runs with
 // the input pixel outermost: each broadcast feeds the up to three outputs it touches, one load
 // for up to 3 * V fused multiply-adds (the tap-by-tap loop pays one load for V, and at V = 1
 // reached only ~70% of the FMA rate here, as the loads saturate). The sums then run per tap row
