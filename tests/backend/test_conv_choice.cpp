@@ -15,7 +15,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <thread>
 
 #include <unistd.h>
@@ -390,8 +389,6 @@ TEST_F(ConvChoice, WinogradOutOfToleranceNeverReachesTheCaller) {
   EXPECT_NEAR(choices[0].winograd_deviation, 1.0, 1e-12);
 }
 
-// Winograd (here exact, so accepted) must beat the exact candidate by kWinogradMargin: 1% faster
-// leaves the exact one, 40% faster wins.
 namespace {
 
 // Decides problem `key` between candidates {a, b}, where a busy-waits a_ms and b 10 ms, until
@@ -419,29 +416,33 @@ cpu::ConvChoice decide_until(const std::string& key, ConvCandidate a, ConvCandid
   return last;
 }
 
-}  // namespace
-
-TEST_F(ConvChoice, WinogradWinsOnlyByTheMargin) {
-  for (double exact_ms : {10.1, 14.0}) {
-    const ConvCandidate expected =
-        exact_ms < 10.0 * cpu::kWinogradMargin ? ConvCandidate::onednn_direct : ConvCandidate::onednn_winograd;
-    cpu::ConvChoice choice =
-        decide_until("test|margin", ConvCandidate::onednn_direct, ConvCandidate::onednn_winograd, exact_ms, expected);
+// Candidate a keeps the choice while at most `margin` times slower than b's 10 ms: a at 10.1 ms
+// wins, at `slow_ms` (beyond the margin) b wins.
+void expect_kept_within_margin(const std::string& key, ConvCandidate a, ConvCandidate b, double margin,
+                               double slow_ms) {
+  for (double a_ms : {10.1, slow_ms}) {
+    const ConvCandidate expected = a_ms < 10.0 * margin ? a : b;
+    cpu::ConvChoice choice = decide_until(key, a, b, a_ms, expected);
     ASSERT_FALSE(choice.rejected[1]);
-    EXPECT_EQ(choice.chosen, expected) << "exact " << exact_ms << " ms against Winograd's 10, measured " << choice.ms[0]
-                                       << " / " << choice.ms[1];
+    EXPECT_EQ(choice.chosen, expected) << cpu::conv_candidate_name(a) << " " << a_ms << " ms against "
+                                       << cpu::conv_candidate_name(b) << "'s 10, measured " << choice.ms[0] << " / "
+                                       << choice.ms[1];
   }
 }
 
+}  // namespace
+
+// Winograd (here exact, so accepted) must beat the exact candidate by kWinogradMargin: 1% faster
+// leaves the exact one, 40% faster wins.
+TEST_F(ConvChoice, WinogradWinsOnlyByTheMargin) {
+  expect_kept_within_margin("test|margin", ConvCandidate::onednn_direct, ConvCandidate::onednn_winograd,
+                            cpu::kWinogradMargin, 14.0);
+}
+
+// `direct` keeps a choice while within kDirectMargin of the fastest: 1% slower stays, 30% does not.
 TEST_F(ConvChoice, DirectKeepsATieWithinItsMargin) {
-  for (double direct_ms : {10.1, 13.0}) {
-    const ConvCandidate expected =
-        direct_ms < 10.0 * cpu::kDirectMargin ? ConvCandidate::direct : ConvCandidate::onednn_direct;
-    cpu::ConvChoice choice =
-        decide_until("test|direct_margin", ConvCandidate::direct, ConvCandidate::onednn_direct, direct_ms, expected);
-    EXPECT_EQ(choice.chosen, expected) << "direct " << direct_ms << " ms against oneDNN's 10, measured " << choice.ms[0]
-                                       << " / " << choice.ms[1];
-  }
+  expect_kept_within_margin("test|direct_margin", ConvCandidate::direct, ConvCandidate::onednn_direct,
+                            cpu::kDirectMargin, 13.0);
 }
 
 TEST_F(ConvChoice, ConcurrentFirstCallsTimeOnce) {
