@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/cpu/cpu_isa.h"
 #include "bench.h"
 
 namespace bench {
@@ -85,9 +86,11 @@ double measure_fma_peak_gflops(int threads, double seconds, std::string& isa) {
   __builtin_cpu_init();
   Kernel kernel = nullptr;
   double flops_per_iteration = 0;  // chains x lanes x 2
-  if (__builtin_cpu_supports("avx512f")) {
+  // The ISA our kernels may use (capped by ONEDNN_MAX_CPU_ISA), so that a capped run reports the
+  // peak its kernels can reach.
+  if (keras::cpu::isa_allows_avx512()) {
     kernel = fma_chains_avx512, flops_per_iteration = kChains512 * 16 * 2.0, isa = "avx512";
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  } else if (keras::cpu::isa_allows_avx2()) {
     kernel = fma_chains_avx2, flops_per_iteration = kChains256 * 8 * 2.0, isa = "avx2";
   } else {
     isa = "none";

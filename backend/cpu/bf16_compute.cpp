@@ -1,5 +1,6 @@
 // backend/bf16_compute.h: the bf16 kernel table, oneDNN's view of the CPU, the switch and the notice.
 #include "backend/bf16_compute.h"
+#include "backend/cpu/cpu_isa.h"
 
 #include <atomic>
 #include <cstdio>
@@ -8,17 +9,8 @@
 #include <mutex>
 #include <utility>
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 namespace keras {
 namespace {
-
-// oneDNN encodes an ISA as the bits of every ISA it includes, so "has at least X" is a mask test.
-bool effective_isa_includes(dnnl::cpu_isa isa) {
-  const auto have = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto want = static_cast<unsigned>(isa);
-  return (have & want) == want;
-}
 
 int env_setting() {
   const char* v = std::getenv("KERAS_BF16_KERNELS");
@@ -47,18 +39,14 @@ int setting() {
 
 }  // namespace
 
-bool cpu_has_bf16_instructions() {
-  static const bool has = effective_isa_includes(dnnl::cpu_isa::avx512_core_bf16) ||
-                          effective_isa_includes(dnnl::cpu_isa::avx512_core_amx);
-  return has;
-}
+bool cpu_has_bf16_instructions() { return cpu::isa_allows_bf16(); }
 
 bool bf16_kernels_enabled(DeviceKind kind) {
   if (kind != DeviceKind::cpu) return false;
   const int f = setting();
   if (f == 0) return false;
   // Forced on: oneDNN's bf16 kernels need AVX-512 at least.
-  if (f == 1) return effective_isa_includes(dnnl::cpu_isa::avx512_core);
+  if (f == 1) return cpu::isa_allows_avx512();
   return cpu_has_bf16_instructions();
 }
 

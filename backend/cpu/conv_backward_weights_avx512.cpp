@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backend/cpu/conv_direct_avx512.h"
+#include "backend/cpu/cpu_isa.h"
 
 namespace keras::cpu::avx512 {
 namespace {
@@ -160,8 +161,7 @@ std::vector<Tile> make_tiles(const Problem& g) {
 }  // namespace
 
 bool conv_backward_weights_supports(const Shape& ks, const ConvParams& p) {
-  static const bool cpu_ok = __builtin_cpu_supports("avx512f");
-  return cpu_ok && conv_direct_enabled() && ks.size() == 4 && p.groups == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+  return isa_allows_avx512() && conv_direct_enabled() && ks.size() == 4 && p.groups == 1 && p.stride_h == 1 && p.stride_w == 1 &&
          ks[1] == 3 && p.dilation_w == 1 && ks[2] >= 1 && ks[2] <= 64 && ks[3] % 16 == 0 && ks[3] > 0 && ks[3] <= 64;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend/cpu/conv_direct_avx512.h"
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/conv_direct_problem.h"
 
 namespace keras::cpu {
@@ -113,8 +114,7 @@ void run(const DirectConv& g) {
 }  // namespace
 
 bool conv_direct_available() {
-  static const bool cpu_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return cpu_ok && direct_enabled().load();
+  return isa_allows_avx2() && direct_enabled().load();
 }
 
 bool conv2d_direct_supported(const Shape& kernel_shape, const ConvParams& p, const std::string& activation) {

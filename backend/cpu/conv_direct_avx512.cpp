@@ -9,6 +9,7 @@
 // each output element the same fused multiply-adds in the same order (taps, then channels), so
 // the bits match; three-tap tiles (below) sum in another order.
 #include "backend/cpu/conv_direct_avx512.h"
+#include "backend/cpu/cpu_isa.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -165,8 +166,7 @@ TileFn tile_for(const DirectConv& g, int v, int pixels) {
 }  // namespace
 
 bool conv_direct_supports(int64_t ci, int64_t co, int64_t stride_h, int64_t stride_w, int64_t pad_left) {
-  static const bool cpu_ok = __builtin_cpu_supports("avx512f");
-  return cpu_ok && enabled.load() && (stride_h == 1 || stride_h == 2) && (stride_w == 1 || stride_w == 2) &&
+  return isa_allows_avx512() && enabled.load() && (stride_h == 1 || stride_h == 2) && (stride_w == 1 || stride_w == 2) &&
          pad_left >= 0 && (ci == 16 || ci == 32 || ci == 64) && co % 16 == 0 && co <= 64 && co > 0;
 }
 

@@ -6,6 +6,7 @@
 // fused multiply-adds (the file is compiled with -ffp-contract=off, since GCC may fuse the
 // intrinsics' products and sums), float_to_bfloat16's rounding and NaN quieting.
 #include "backend/cpu/norm_rows_avx512.h"
+#include "backend/cpu/cpu_isa.h"
 
 #include <immintrin.h>
 
@@ -14,11 +15,7 @@
 
 namespace keras::cpu::avx512 {
 
-bool rows_available() {
-  static const bool ok =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-  return ok;
-}
+bool rows_available() { return isa_allows_avx512(); }
 
 // Everything below runs only where rows_available().
 #pragma GCC push_options

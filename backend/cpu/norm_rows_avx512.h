@@ -8,7 +8,7 @@
 
 namespace keras::cpu::avx512 {
 
-// True on CPUs with AVX512F, AVX512BW and AVX512VL.
+// True where cpu::isa_allows_avx512() (backend/cpu/cpu_isa.h).
 bool rows_available();
 
 void moment_rows(const float* x, int64_t rows, int64_t C, const float* shift, float* s1, float* s2);

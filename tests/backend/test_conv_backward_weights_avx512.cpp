@@ -14,6 +14,7 @@
 #include "backend/cpu/conv_backward_weights_avx512.h"
 #include "backend/cpu/conv_backward_weights_direct.h"
 #include "backend/cpu/conv_direct_avx512.h"
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/ops.h"
 #include "backend/ops_conv.h"
@@ -67,7 +68,7 @@ ConvParams params_of(const Case& c) {
   return p;
 }
 
-bool has_avx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"); }
+bool has_avx512() { return cpu::isa_allows_avx512(); }
 
 struct Gradients {
   Tensor dk, db;

@@ -21,6 +21,7 @@
 
 #include "backend/cpu/conv_choice.h"
 #include "backend/cpu/conv_direct.h"
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/determinism.h"
 #include "backend/memory_stats.h"
@@ -266,7 +267,7 @@ TEST_F(ConvChoice, DeterministicModeTimesNothingAndPrefersThreadCountIndependent
   uint64_t seed = 400;
   for (const auto& c : cases()) run_all(c, inputs_of(c, seed += 10));
   EXPECT_EQ(cpu::conv_choice_stats().timed, 0u);
-  bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  bool avx2 = cpu::isa_allows_avx2();
   for (const auto& ch : cpu::conv_choices()) {
     SCOPED_TRACE(ch.key);
     EXPECT_NE(ch.key.find("|deterministic"), std::string::npos);

@@ -7,6 +7,7 @@
 #include "backend/cpu/conv_backward_weights_direct.h"
 #include "backend/cpu/conv_choice.h"
 #include "backend/cpu/conv_direct.h"
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/ops.h"
 #include "backend/ops_conv.h"
@@ -96,7 +97,7 @@ TEST(ConvBackwardWeightsDirect, MatchesReferenceAndOneDnn) {
     if (c.kernel[3] % (8 * c.groups) != 0) continue;
     SCOPED_TRACE(c.name);
     ConvParams p = params_of(c);
-    ASSERT_TRUE(cpu::conv2d_backward_weights_direct_supported(c.kernel, p) || !__builtin_cpu_supports("avx2"));
+    ASSERT_TRUE(cpu::conv2d_backward_weights_direct_supported(c.kernel, p) || !cpu::isa_allows_avx2());
     Tensor x = random::normal(c.x, 0, 1, seed++);
     Shape ys = cpu::reference_conv2d(x, random::normal(c.kernel, 0, 1, seed++), Tensor(), p).shape();
     Tensor dy = random::normal(ys, 0, 1, seed++);
@@ -131,7 +132,7 @@ TEST(ConvBackwardWeightsDirect, AppliesOnlyToWholeVectorsOfOutputsPerGroup) {
   EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 12}, p));
   p.groups = 2;
   EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 24}, p));  // 12 per group
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  if (!cpu::isa_allows_avx2()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   EXPECT_TRUE(cpu::conv2d_backward_weights_direct_supported({3, 3, 4, 32}, p));
   EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({1, 1, 4, 256}, p));  // 128 per group: oneDNN's
   EXPECT_FALSE(cpu::conv2d_backward_weights_direct_supported({3, 3, 128, 32}, p));
@@ -155,7 +156,7 @@ TEST(ConvBackwardDataDirect, MatchesReferenceAndOneDnn) {
     EXPECT_LT(max_abs_diff(input_gradient(dy, k, c, false), ref), 1e-3);
     EXPECT_GT(max_abs_diff(ref, Tensor::zeros(c.x)), 0.1);
   }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) EXPECT_EQ(direct_cases, 6);
+  if (cpu::isa_allows_avx2()) EXPECT_EQ(direct_cases, 6);
 }
 
 TEST(ConvBackwardDataDirect, AppliesToStrideOneUngroupedWholeVectorsOfInputChannels) {
@@ -166,7 +167,7 @@ TEST(ConvBackwardDataDirect, AppliesToStrideOneUngroupedWholeVectorsOfInputChann
   p.stride_w = 1, p.groups = 2;
   EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({3, 3, 16, 32}, p));
   p.groups = 1;
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  if (!cpu::isa_allows_avx2()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   EXPECT_TRUE(cpu::conv2d_backward_data_direct_supported({3, 3, 16, 16}, p));
   EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({3, 3, 128, 64}, p));  // wide layers: oneDNN's
   EXPECT_FALSE(cpu::conv2d_backward_data_direct_supported({1, 1, 64, 256}, p));
@@ -188,7 +189,7 @@ TEST(ConvDirect, ForwardMatchesReferenceWithBiasAndActivation) {
     for (const char* act : {"linear", "relu"}) {
       SCOPED_TRACE(act);
       Tensor ref = cpu::reference_conv2d(x, k, b, p, act);
-      if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+      if (cpu::isa_allows_avx2()) {
         // Called directly: strided and few-channel problems too, which the dispatch leaves to oneDNN.
         Tensor y = Tensor::empty(ref.shape(), DType::float32);
         cpu::conv2d_direct(x.data<float>(), c.x, k.data<float>(), c.kernel, b.data<float>(), y.data<float>(),
@@ -206,12 +207,12 @@ TEST(ConvDirect, ForwardMatchesReferenceWithBiasAndActivation) {
     EXPECT_GT(max_abs_diff(cpu::reference_conv2d(x, k, b, p), Tensor::zeros(cpu::reference_conv2d(x, k, b, p).shape())),
               0.1);
   }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) EXPECT_GT(through_op, 6);
+  if (cpu::isa_allows_avx2()) EXPECT_GT(through_op, 6);
 }
 
 TEST(ConvDirect, ForwardAppliesToSmallChannelCountsFusableActivationsAndStrideOneOrTwoOnAvx512) {
   ConvParams p;
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  if (!cpu::isa_allows_avx2()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   EXPECT_TRUE(cpu::conv2d_direct_supported({3, 3, 32, 64}, p, "relu"));
   EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 32, 64}, p, "tanh"));
   EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 4, 64}, p, "linear"));
@@ -219,7 +220,7 @@ TEST(ConvDirect, ForwardAppliesToSmallChannelCountsFusableActivationsAndStrideOn
   EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 32, 12}, p, "linear"));
   p.stride_h = 2;
   // Stride 2 only where the AVX-512 kernel runs it (16/32/64 channels in, whole vectors out).
-  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx512 = cpu::isa_allows_avx512();
   EXPECT_EQ(cpu::conv2d_direct_supported({3, 3, 32, 64}, p, "linear"), avx512);
   EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 24, 64}, p, "linear"));
   EXPECT_FALSE(cpu::conv2d_direct_supported({3, 3, 32, 40}, p, "linear"));

@@ -15,6 +15,7 @@
 
 #include "backend/cpu/conv_direct.h"
 #include "backend/cpu/conv_direct_avx512.h"
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/ops.h"
 #include "backend/ops_conv.h"
@@ -114,7 +115,7 @@ bool avx512_runs(const Case& c, const ConvParams& p, bool input_gradient) {
   return cpu::avx512::conv_direct_supports(g);
 }
 
-bool has_avx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"); }
+bool has_avx512() { return cpu::isa_allows_avx512(); }
 
 bool three_tap(const Case& c) { return c.kernel[1] == 3 && c.dilation_w == 1 && c.stride == 1; }
 
