@@ -159,7 +159,7 @@ TensorList compute_gradients(const Tensor& target, const TensorList& sources, co
       }
       if (auto s = slot_sources.find(key); s != slot_sources.end())
         for (size_t i : s->second) result[i] = grad_outputs[k];
-      if (!grad_outputs[k].defined()) {
+      if (!grad_outputs[k].defined() && (!node->op->grad_takes_missing || instrumentation::active())) {
         const auto& spec = node->output_specs[k];
         grad_outputs[k] = Tensor::zeros(spec.shape, spec.dtype, target.device());
       }

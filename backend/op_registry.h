@@ -68,6 +68,7 @@ struct GradContext {
   const TensorList& saved_inputs;
   const TensorList& saved_outputs;
   const TensorList& grad_outputs;       // one per output, zero-filled where no gradient flowed
+                                        // (undefined there for ops with OpDef::grad_takes_missing)
   const std::vector<bool>& needs_grad;  // per input; skip work for false entries
   // Ops with OpDef::grad_sums_two: a second contribution to grad_outputs[0] that the backward pass
   // left for the gradient function to add; null when there is none.
@@ -103,6 +104,10 @@ struct OpDef {
   // itself (GradContext::grad_output_addend), in the pass it makes anyway: add_relu's, where a
   // residual block's input gradient is the sum of the shortcut's and the convolution's.
   bool grad_sums_two = false;
+  // The gradient function takes the gradient of an output that no gradient reached as an undefined
+  // tensor (it is zero) instead of a zero-filled one: attention_heads', whose probabilities few
+  // models use, skips a fill and a pass over them.
+  bool grad_takes_missing = false;
   std::array<KernelFn, kNumDeviceKinds> kernels{};
 };
 

@@ -6,6 +6,7 @@
 //       probs (B, H, Tq, Tk) = softmax(scale * q k^T) per (batch, head), Keras's scores layout
 //       out (B, Tq, H, Dv) = probs v, the layout the output projection takes
 //   attention_heads_grad(dout, dprobs, q, k, v, probs) -> (dq, dk, dv)   attr scale
+//       dprobs of probs' shape, or of shape (0) when the probabilities got no gradient (zero)
 //
 // The composition (backend/ops_attention.cpp with the gathering transposes of
 // layers/attention_common.cpp) moves q, k, v and the output to (B, H, T, D) and back, scales q
@@ -43,10 +44,14 @@ KERAS_REGISTER_OP(attention_heads) {
     return Specs{{{q[0], q[1], q[2], in[2].shape[3]}, in[0].dtype}, {probs_shape(q, in[1].shape), in[0].dtype}};
   };
   def.save = SaveBoth;
+  def.grad_takes_missing = true;
   const OpDef* grad_op = &OpRegistry::instance().define("attention_heads_grad");
   def.grad = [grad_op](const GradContext& g) {
-    return run_op(*grad_op, {g.grad_outputs[0], g.grad_outputs[1], g.input(0), g.input(1), g.input(2), g.output(1)},
-                  g.attrs);
+    const Tensor& out = g.output(0);
+    auto zeros = [&](const Shape& shape) { return Tensor::zeros(shape, out.dtype(), out.device()); };
+    const Tensor dout = g.grad_outputs[0].defined() ? g.grad_outputs[0] : zeros(out.shape());
+    const Tensor dprobs = g.grad_outputs[1].defined() ? g.grad_outputs[1] : zeros({0});
+    return run_op(*grad_op, {dout, dprobs, g.input(0), g.input(1), g.input(2), g.output(1)}, g.attrs);
   };
 }
 
@@ -58,7 +63,8 @@ KERAS_REGISTER_OP(attention_heads_grad) {
     check_heads(where, in[2], in[3], in[4]);
     const Shape& q = in[2].shape;
     const Shape out{q[0], q[1], q[2], in[4].shape[3]}, probs = probs_shape(q, in[3].shape);
-    for (auto [i, want] : {std::pair{0, out}, std::pair{1, probs}, std::pair{5, probs}})
+    const Shape dprobs = in[1].shape == Shape{0} ? Shape{0} : probs;  // (0): no gradient reached probs
+    for (auto [i, want] : {std::pair{0, out}, std::pair{1, dprobs}, std::pair{5, probs}})
       if (in[i].shape != want || in[i].dtype != in[2].dtype)
         fail<ShapeError>(where, "input " + std::to_string(i) + " of shape " + shape_str(want) + " " + dtype_name(in[2].dtype),
                          shape_str(in[i].shape) + " " + dtype_name(in[i].dtype));

@@ -345,6 +345,19 @@ void softmax_forward(const Tensor& x, Tensor& out, int axis, bool log) {
   dnnl_stream().wait();
 }
 
+std::function<void(float*)> softmax_rows_in_place(int64_t rows, int64_t len) {
+  const Shape shape{rows, len};
+  auto md = plain_desc(shape, DType::float32);
+  auto prim = primitive_cache().get<dnnl::softmax_v2_forward>(softmax_key("softmax_fwd", shape, 1, false), [&] {
+    return std::make_shared<dnnl::softmax_v2_forward>(softmax_fwd_pd(md, 1, false));
+  });
+  return [prim, md](float* x) {
+    dnnl::memory m(md, dnnl_engine(), x);
+    execute(*prim, {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}});
+    dnnl_stream().wait();
+  };
+}
+
 void softmax_backward(const Tensor& grad, const Tensor& y, Tensor& out, int axis, bool log) {
   if (y.numel() == 0) return;
   if (y.dtype() != DType::float32) return softmax_backward_reference(grad, y, out, axis, log);

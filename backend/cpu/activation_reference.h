@@ -4,6 +4,7 @@
 // Every function takes contiguous tensors of one floating dtype and equal shapes, writes `out`
 // (pre-allocated, same shape and dtype) and throws TypeError for other dtypes.
 #pragma once
+#include <functional>
 #include "backend/tensor.h"
 
 namespace keras::cpu {
@@ -33,5 +34,10 @@ void softmax_forward_reference(const Tensor& x, Tensor& out, int axis, bool log)
 void softmax_backward_reference(const Tensor& grad, const Tensor& y, Tensor& out, int axis, bool log);
 void softmax_forward(const Tensor& x, Tensor& out, int axis, bool log);
 void softmax_backward(const Tensor& grad, const Tensor& y, Tensor& out, int axis, bool log);
+// A function that softmaxes, in place, `rows` contiguous float32 rows of `len` at the pointer it is
+// given, on the calling thread alone (oneDNN runs single-threaded inside a parallel region): for
+// kernels that softmax one block of their own parallel loop while it is in cache. Made once per
+// call of such a kernel, it may run on every thread at once.
+std::function<void(float*)> softmax_rows_in_place(int64_t rows, int64_t len);
 
 }  // namespace keras::cpu

@@ -9,7 +9,9 @@
 //
 // float32 runs oneDNN's sgemm; float64 runs plain loops (the gradient checks' reference).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.h>
@@ -58,7 +60,24 @@ const T* ptr(const Tensor& t) { return static_cast<const T*>(t.raw_data()); }
 template <class T>
 T* ptr(Tensor& t) { return static_cast<T*>(t.raw_data()); }
 
-// out = softmax(scale * q k^T) v per pair; probs = the softmax.
+// Softmax in place over the rows of one pair's (Tq, Tk) scores: oneDNN's (vectorised exp) for
+// float32, plain loops for float64.
+std::function<void(float*)> pair_softmax(const Geometry& g, float) { return softmax_rows_in_place(g.Tq, g.Tk); }
+
+std::function<void(double*)> pair_softmax(const Geometry& g, double) {
+  return [rows = g.Tq, len = g.Tk](double* s) {
+    for (double* row = s; row < s + rows * len; row += len) {
+      const double m = *std::max_element(row, row + len);
+      double sum = 0;
+      for (int64_t j = 0; j < len; ++j) sum += (row[j] = std::exp(row[j] - m));
+      for (int64_t j = 0; j < len; ++j) row[j] /= sum;
+    }
+  };
+}
+
+// out = softmax(scale * q k^T) v per pair; probs = the softmax. A pair's scores are softmaxed and
+// multiplied by v while they are in the thread's cache (three passes over all pairs' scores,
+// which outgrow the caches, cost more than the softmax itself).
 template <class T>
 void forward_typed(const Tensor& q, const Tensor& k, const Tensor& v, double scale, Tensor& out, Tensor& probs) {
   const Geometry g(q, v);
@@ -66,13 +85,14 @@ void forward_typed(const Tensor& q, const Tensor& k, const Tensor& v, double sca
   const T *pq = ptr<T>(q), *pk = ptr<T>(k), *pv = ptr<T>(v);
   T *po = ptr<T>(out), *ps = ptr<T>(probs);
   const T alpha = static_cast<T>(scale);
+  const auto softmax = pair_softmax(g, T{});
 #pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < g.pairs(); ++p)
-    gemm(false, true, g.Tq, g.Tk, g.D, alpha, pq + g.q_at(p), ldq, pk + g.k_at(p), ldq, T(0), ps + g.s_at(p), g.Tk);
-  softmax_forward(probs, probs, 3, false);
-#pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < g.pairs(); ++p)
-    gemm(false, false, g.Tq, g.Dv, g.Tk, T(1), ps + g.s_at(p), g.Tk, pv + g.v_at(p), ldv, T(0), po + g.o_at(p), ldv);
+  for (int64_t p = 0; p < g.pairs(); ++p) {
+    T* s = ps + g.s_at(p);
+    gemm(false, true, g.Tq, g.Tk, g.D, alpha, pq + g.q_at(p), ldq, pk + g.k_at(p), ldq, T(0), s, g.Tk);
+    softmax(s);
+    gemm(false, false, g.Tq, g.Dv, g.Tk, T(1), s, g.Tk, pv + g.v_at(p), ldv, T(0), po + g.o_at(p), ldv);
+  }
 }
 
 // d = p * (d - sum(d * p)) over one row of n: the softmax gradient, in place.
@@ -95,7 +115,7 @@ void backward_typed(const Tensor& dout, const Tensor& dprobs, const Tensor& q, c
   const int64_t ldq = g.H * g.D, ldv = g.H * g.Dv;
   const T *pdo = ptr<T>(dout), *pq = ptr<T>(q), *pk = ptr<T>(k), *pv = ptr<T>(v), *ps = ptr<T>(probs);
   T *pdq = ptr<T>(dq), *pdk = ptr<T>(dk), *pdv = ptr<T>(dv);
-  const T *pdp = ptr<T>(dprobs);
+  const T* pdp = dprobs.numel() ? ptr<T>(dprobs) : nullptr;  // none: the probabilities got no gradient
   const T alpha = static_cast<T>(scale);
   // One pass per pair: dP and dS live in a (Tq, Tk) scratch of the thread, hot in cache.
 #pragma omp parallel
@@ -106,8 +126,8 @@ void backward_typed(const Tensor& dout, const Tensor& dprobs, const Tensor& q, c
     for (int64_t p = 0; p < g.pairs(); ++p) {
       const T* P = ps + g.s_at(p);
       gemm(true, false, g.Tk, g.Dv, g.Tq, T(1), P, g.Tk, pdo + g.o_at(p), ldv, T(0), pdv + g.v_at(p), ldv);
-      std::memcpy(d, pdp + g.s_at(p), sizeof(T) * static_cast<size_t>(g.Tq * g.Tk));
-      gemm(false, true, g.Tq, g.Tk, g.Dv, T(1), pdo + g.o_at(p), ldv, pv + g.v_at(p), ldv, T(1), d, g.Tk);
+      if (pdp) std::memcpy(d, pdp + g.s_at(p), sizeof(T) * static_cast<size_t>(g.Tq * g.Tk));
+      gemm(false, true, g.Tq, g.Tk, g.Dv, T(1), pdo + g.o_at(p), ldv, pv + g.v_at(p), ldv, T(pdp ? 1 : 0), d, g.Tk);
       for (int64_t i = 0; i < g.Tq; ++i) softmax_row_grad(P + i * g.Tk, g.Tk, d + i * g.Tk);
       gemm(false, false, g.Tq, g.D, g.Tk, alpha, d, g.Tk, pk + g.k_at(p), ldq, T(0), pdq + g.q_at(p), ldq);
       gemm(true, false, g.Tk, g.D, g.Tq, alpha, d, g.Tk, pq + g.q_at(p), ldq, T(0), pdk + g.k_at(p), ldq);

@@ -1,11 +1,13 @@
 // attention_heads (backend/ops_attention.h): the fused op against dot_product_attention on the
 // (B, H, T, D) transposes it replaces, in float32 and float64; float64 central-difference
-// gradients through both outputs; float32 gradients against float64 ones; shape errors.
+// gradients through both outputs; float32 gradients against float64 ones; the gradient without
+// the probabilities' gradient; shape errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "backend/autodiff.h"
+#include "backend/op_registry.h"
 #include "backend/ops_attention.h"
 #include "backend/ops_attention_heads.h"
 #include "backend/random.h"
@@ -88,4 +90,34 @@ TEST(AttentionHeads, ShapeErrorsAndSupport) {
   EXPECT_TRUE(ops::attention_heads_supported(in.q, in.k, in.v));
   EXPECT_FALSE(ops::attention_heads_supported(in.q, in.v, in.v));
   EXPECT_FALSE(ops::attention_heads_supported(in.q, ops::cast(in.k, DType::float64), in.v));
+}
+
+// When only the output gets a gradient, the gradient op runs without dprobs (shape (0): no fill,
+// no pass over zeros); its results are those of explicit zeros, bit for bit.
+TEST(AttentionHeads, MissingProbabilityGradientEqualsZeros) {
+  for (DType dtype : {DType::float32, DType::float64}) {
+    Inputs in = inputs(dtype, 41);
+    for (Tensor* t : {&in.q, &in.k, &in.v}) t->set_requires_grad(true);
+    Tensor dout = random::normal({2, 5, 3, 6}, 0.0, 1.0, uint64_t{44}, dtype);
+    TensorList via_tape;
+    Tensor probs;
+    {
+      GradientTape tape;
+      auto r = ops::attention_heads(in.q, in.k, in.v, 0.5);
+      probs = r.scores;
+      via_tape = compute_gradients(r.output, {in.q, in.k, in.v}, dout);
+    }
+    const Attrs scale{{"scale", 0.5}};
+    TensorList with_zeros = run_op("attention_heads_grad",
+                                   {dout, Tensor::zeros(probs.shape(), dtype), in.q, in.k, in.v, probs}, scale);
+    TensorList with_none =
+        run_op("attention_heads_grad", {dout, Tensor::zeros({0}, dtype), in.q, in.k, in.v, probs}, scale);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(max_abs_diff(via_tape[i], with_zeros[i]), 0.0) << dtype_name(dtype) << " input " << i;
+      EXPECT_EQ(max_abs_diff(with_none[i], with_zeros[i]), 0.0) << dtype_name(dtype) << " input " << i;
+      EXPECT_GT(max_abs_diff(with_zeros[i], Tensor::zeros(with_zeros[i].shape(), dtype)), 1e-3);
+    }
+    EXPECT_THROW(run_op("attention_heads_grad", {dout, Tensor::zeros({1}, dtype), in.q, in.k, in.v, probs}, scale),
+                 ShapeError);
+  }
 }
