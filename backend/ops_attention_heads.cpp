@@ -67,7 +67,8 @@ KERAS_REGISTER_OP(attention_heads_grad) {
     for (auto [i, want] : {std::pair{0, out}, std::pair{1, dprobs}, std::pair{5, probs}})
       if (in[i].shape != want || in[i].dtype != in[2].dtype)
         fail<ShapeError>(where, "input " + std::to_string(i) + " of shape " + shape_str(want) + " " + dtype_name(in[2].dtype),
-                         shape_str(in[i].shape) + " " + dtype_name(in[i].dtype));
+                         shape_str(in[i].shape) + " " + dtype_name(in[i].dtype),
+                         i == 1 ? "dprobs may also be of shape (0): no gradient reached the probabilities." : "");
     return Specs{in[2], in[3], in[4]};
   };
 }

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "backend/cpu/cpu_isa.h"
+
 namespace bench {
 namespace fs = std::filesystem;
 
@@ -35,7 +37,8 @@ const char* kUsage =
     "side's peak RSS. --mode picks what is timed; default: the workload's (both, except\n"
     "mobilenet_v2 and mobilenet_v2_b1: infer; resnet50, lstm and transformer: train).\n"
     "--repeats/--warmup/--min-time are passed to both sides (torch_bench's\n"
-    "defaults: 5, 10, 2.0). --config auto = tuned where the CPU has AVX-512 (tuned forces\n"
+    "defaults: 5, 10, 2.0). --config auto = tuned where AVX-512 is allowed (the CPU has it and\n"
+    "ONEDNN_MAX_CPU_ISA does not cap it; tuned forces\n"
     "OpenBLAS's SKYLAKEX kernels, which die with SIGILL elsewhere), else openblas with tuned's\n"
     "malloc settings. --omp-wait-policy sets OMP_WAIT_POLICY for BOTH sides: on a machine shared\n"
     "with other work, libgomp's default spin-waiting makes both sides' figures mostly\n"
@@ -112,7 +115,7 @@ Options parse_options(int argc, char** argv) {
   }
   if (o.config == "auto") {
     __builtin_cpu_init();
-    o.config = __builtin_cpu_supports("avx512f") ? "tuned" : "openblas+malloc";
+    o.config = keras::cpu::isa_allows_avx512() ? "tuned" : "openblas+malloc";
   }
   return o;
 }

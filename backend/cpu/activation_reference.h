@@ -34,10 +34,11 @@ void softmax_forward_reference(const Tensor& x, Tensor& out, int axis, bool log)
 void softmax_backward_reference(const Tensor& grad, const Tensor& y, Tensor& out, int axis, bool log);
 void softmax_forward(const Tensor& x, Tensor& out, int axis, bool log);
 void softmax_backward(const Tensor& grad, const Tensor& y, Tensor& out, int axis, bool log);
-// A function that softmaxes, in place, `rows` contiguous float32 rows of `len` at the pointer it is
-// given, on the calling thread alone (oneDNN runs single-threaded inside a parallel region): for
-// kernels that softmax one block of their own parallel loop while it is in cache. Made once per
-// call of such a kernel, it may run on every thread at once.
+// Unlike the functions above, on raw memory: a function that softmaxes, in place, `rows` contiguous
+// float32 rows of `len` at the pointer it is given, on the calling thread alone (oneDNN runs
+// single-threaded inside a parallel region): for kernels that softmax one block of their own
+// parallel loop while it is in cache. Made once per call of such a kernel, it may run on every
+// thread at once. Precondition: rows >= 1 and len >= 1.
 std::function<void(float*)> softmax_rows_in_place(int64_t rows, int64_t len);
 
 }  // namespace keras::cpu

@@ -2,10 +2,10 @@
 // backend/ops_attention_heads.cpp). Query, key and value stay in the projections' layout
 // (batch, time, heads, features): each (batch, head) pair is a set of small strided GEMMs (row
 // stride heads * features), so no transposes to and from (batch, heads, time, features) are
-// needed, and the scale rides on the GEMM's alpha. The GEMMs of one phase run one pair per OpenMP
-// iteration (oneDNN's sgemm is sequential inside a parallel region). The forward's softmax runs
-// over all pairs at once between its two GEMM phases (oneDNN's, for its vectorised exp); the
-// backward needs no exp and does everything of a pair in one pass over a per-thread scratch.
+// needed, and the scale rides on the GEMM's alpha. Each OpenMP iteration runs everything of one pair
+// (oneDNN's sgemm and softmax run sequentially inside a parallel region) while its (Tq, Tk) scores
+// are in the thread's cache: the forward's two GEMMs around the softmax (oneDNN's, for its
+// vectorised exp), the backward's four GEMMs around the softmax gradient over a per-thread scratch.
 //
 // float32 runs oneDNN's sgemm; float64 runs plain loops (the gradient checks' reference).
 #include <algorithm>

@@ -1,4 +1,5 @@
-// backend/bf16_compute.h: the bf16 kernel table, oneDNN's view of the CPU, the switch and the notice.
+// backend/bf16_compute.h: the bf16 kernel table, the switch and the notice (the CPU's bf16
+// instructions: backend/cpu/cpu_isa.h).
 #include "backend/bf16_compute.h"
 #include "backend/cpu/cpu_isa.h"
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backend/autodiff.h"
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/cpu/reference_linalg.h"
 #include "backend/cpu/weight_cache.h"
@@ -229,7 +230,7 @@ TEST(Dense, UnchangedWeightsRunBlockedAndWritesAreSeen) {
   EXPECT_EQ(reorders(), r0) << "the first call cannot know the weights stay";
   for (int i = 0; i < 3; ++i) EXPECT_LT(max_abs_diff(ops::dense(x, w, b, "relu"), want), 1e-4);
   // brgemm (AVX-512) takes blocked weights; other ISAs may take the plain layout as it is.
-  const bool avx512_core = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  const bool avx512_core = cpu::isa_allows_avx512();
   if (avx512_core) EXPECT_EQ(reorders(), r0 + 1);
   else EXPECT_LE(reorders(), r0 + 1);
 
