@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "backend/autodiff.h"
+#include "backend/op_profile.h"
 #include "backend/op_registry.h"
 #include "backend/ops_attention.h"
 #include "backend/ops_attention_heads.h"
@@ -105,8 +106,14 @@ TEST(AttentionHeads, MissingProbabilityGradientEqualsZeros) {
       GradientTape tape;
       auto r = ops::attention_heads(in.q, in.k, in.v, 0.5);
       probs = r.scores;
+      reset_op_profile();
+      set_op_profiling(true);
       via_tape = compute_gradients(r.output, {in.q, in.k, in.v}, dout);
+      set_op_profiling(false);
     }
+    for (const OpProfileEntry& e : op_profile())  // the backward pass made no zero probabilities
+      EXPECT_FALSE(e.op == "fill" && e.shape == shape_str(probs.shape())) << e.op << " " << e.shape;
+    EXPECT_FALSE(op_profile().empty());
     const Attrs scale{{"scale", 0.5}};
     TensorList with_zeros = run_op("attention_heads_grad",
                                    {dout, Tensor::zeros(probs.shape(), dtype), in.q, in.k, in.v, probs}, scale);
