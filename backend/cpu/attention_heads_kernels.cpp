@@ -17,6 +17,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "backend/cpu/activation_reference.h"
+#include "backend/cpu/dispatch_floating.h"
 #include "backend/op_registry.h"
 
 namespace keras::cpu {
@@ -135,13 +136,6 @@ void backward_typed(const Tensor& dout, const Tensor& dprobs, const Tensor& q, c
   }
 }
 
-template <class F>
-void dispatch(DType t, const char* where, F&& f) {
-  if (t == DType::float32) f(float{});
-  else if (t == DType::float64) f(double{});
-  else fail<TypeError>(where, "float32 or float64", dtype_name(t));
-}
-
 // attention_heads(q, k, v) -> (out, probs); attr scale.
 void attention_heads_cpu(const TensorList& in, TensorList& out, const Attrs& a) {
   if (out[0].numel() == 0 && out[1].numel() == 0) return;
@@ -149,7 +143,7 @@ void attention_heads_cpu(const TensorList& in, TensorList& out, const Attrs& a) 
     std::memset(out[0].raw_data(), 0, out[0].nbytes());
     return;
   }
-  dispatch(in[0].dtype(), "attention_heads (cpu)", [&](auto tag) {
+  dispatch_floating(in[0].dtype(), "attention_heads (cpu)", [&](auto tag) {
     forward_typed<decltype(tag)>(in[0], in[1], in[2], a.get_float("scale"), out[0], out[1]);
   });
 }
@@ -161,7 +155,7 @@ void attention_heads_grad_cpu(const TensorList& in, TensorList& out, const Attrs
       if (t.numel()) std::memset(t.raw_data(), 0, t.nbytes());
     return;
   }
-  dispatch(in[2].dtype(), "attention_heads_grad (cpu)", [&](auto tag) {
+  dispatch_floating(in[2].dtype(), "attention_heads_grad (cpu)", [&](auto tag) {
     backward_typed<decltype(tag)>(in[0], in[1], in[2], in[3], in[4], in[5], a.get_float("scale"), out[0], out[1], out[2]);
   });
 }

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "backend/cpu/conv_direct_avx512.h"
-#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/conv_direct_problem.h"
+#include "backend/cpu/cpu_isa.h"
 
 namespace keras::cpu {
 namespace {
