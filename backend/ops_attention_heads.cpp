@@ -7,6 +7,10 @@
 //       out (B, Tq, H, Dv) = probs v, the layout the output projection takes
 //   attention_heads_grad(dout, dprobs, q, k, v, probs) -> (dq, dk, dv)   attr scale
 //       dprobs of probs' shape, or of shape (0) when the probabilities got no gradient (zero)
+//   attention_heads_packed(qkv) -> (out, probs)     attr scale
+//       qkv (B, T, 3, H, D): self-attention's q, k and v from one projection (a row holds q's H * D
+//       values, then k's, then v's); as attention_heads(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2])
+//   attention_heads_packed_grad(dout, dprobs, qkv, probs) -> dqkv   attr scale
 //
 // The composition (backend/ops_attention.cpp with the gathering transposes of
 // layers/attention_common.cpp) moves q, k, v and the output to (B, H, T, D) and back, scales q
@@ -73,6 +77,55 @@ KERAS_REGISTER_OP(attention_heads_grad) {
   };
 }
 
+namespace {
+
+void check_packed(const std::string& where, const TensorSpec& qkv) {
+  if (qkv.shape.size() != 5 || qkv.shape[2] != 3)
+    fail<ShapeError>(where, "qkv of shape (batch, time, 3, heads, features)", shape_str(qkv.shape));
+  if (!is_floating(qkv.dtype)) fail<TypeError>(where, "a float qkv", dtype_name(qkv.dtype));
+}
+
+Shape packed_out_shape(const Shape& qkv) { return {qkv[0], qkv[1], qkv[3], qkv[4]}; }
+Shape packed_probs_shape(const Shape& qkv) { return {qkv[0], qkv[3], qkv[1], qkv[1]}; }
+
+}  // namespace
+
+KERAS_REGISTER_OP(attention_heads_packed) {
+  def.shape = [](const Specs& in, const Attrs&) {
+    const std::string where = "op 'attention_heads_packed'";
+    if (in.size() != 1) fail<ValueError>(where, "1 input (qkv)", std::to_string(in.size()) + " inputs");
+    check_packed(where, in[0]);
+    return Specs{{packed_out_shape(in[0].shape), in[0].dtype}, {packed_probs_shape(in[0].shape), in[0].dtype}};
+  };
+  def.save = SaveBoth;
+  def.grad_takes_missing = true;
+  const OpDef* grad_op = &OpRegistry::instance().define("attention_heads_packed_grad");
+  def.grad = [grad_op](const GradContext& g) {
+    const Tensor& out = g.output(0);
+    auto zeros = [&](const Shape& shape) { return Tensor::zeros(shape, out.dtype(), out.device()); };
+    const Tensor dout = g.grad_outputs[0].defined() ? g.grad_outputs[0] : zeros(out.shape());
+    const Tensor dprobs = g.grad_outputs[1].defined() ? g.grad_outputs[1] : zeros({0});
+    return run_op(*grad_op, {dout, dprobs, g.input(0), g.output(1)}, g.attrs);
+  };
+}
+
+KERAS_REGISTER_OP(attention_heads_packed_grad) {
+  def.shape = [](const Specs& in, const Attrs&) {
+    const std::string where = "op 'attention_heads_packed_grad'";
+    if (in.size() != 4) fail<ValueError>(where, "4 inputs (dout, dprobs, qkv, probs)", std::to_string(in.size()) + " inputs");
+    check_packed(where, in[2]);
+    const Shape& qkv = in[2].shape;
+    const Shape out = packed_out_shape(qkv), probs = packed_probs_shape(qkv);
+    const Shape dprobs = in[1].shape == Shape{0} ? Shape{0} : probs;
+    for (auto [i, want] : {std::pair{0, out}, std::pair{1, dprobs}, std::pair{3, probs}})
+      if (in[i].shape != want || in[i].dtype != in[2].dtype)
+        fail<ShapeError>(where, "input " + std::to_string(i) + " of shape " + shape_str(want) + " " + dtype_name(in[2].dtype),
+                         shape_str(in[i].shape) + " " + dtype_name(in[i].dtype),
+                         i == 1 ? "dprobs may also be of shape (0): no gradient reached the probabilities." : "");
+    return Specs{in[2]};
+  };
+}
+
 namespace ops {
 
 AttentionHeadsOutputs attention_heads(const Tensor& q, const Tensor& k, const Tensor& v, double scale) {
@@ -87,6 +140,17 @@ bool attention_heads_supported(const Tensor& q, const Tensor& k, const Tensor& v
       return false;
   const Shape &a = q.shape(), &b = k.shape(), &c = v.shape();
   return b[0] == a[0] && c[0] == a[0] && b[2] == a[2] && c[2] == a[2] && b[3] == a[3] && c[1] == b[1];
+}
+
+AttentionHeadsOutputs attention_heads_packed(const Tensor& qkv, double scale) {
+  static const OpDef& def = OpRegistry::instance().find("attention_heads_packed");
+  TensorList r = run_op(def, {qkv}, Attrs{{"scale", scale}});
+  return {r[0], r[1]};
+}
+
+bool attention_heads_packed_supported(const Tensor& qkv) {
+  return qkv.device().kind == DeviceKind::cpu && qkv.rank() == 5 && qkv.shape()[2] == 3 &&
+         (qkv.dtype() == DType::float32 || qkv.dtype() == DType::float64);
 }
 
 }  // namespace ops

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/ops_attention_heads.h"
 #include "layers/keras_signature.h"
 #include "layers/layer_config.h"
 #include "layers/layer_registry.h"
@@ -93,6 +94,11 @@ TensorList MultiHeadAttentionImpl::call(const TensorList& inputs, const CallCont
   const Tensor &query = t.query, &value = t.value, &key = t.key, &mask = t.mask;
   const bool return_scores = t.return_scores;
   Tensor gate = gate_ ? (*gate_)(query) : Tensor();
+  const bool dropout = ctx.training && options_.dropout > 0.0;
+  const bool self = &query.impl() == &value.impl() && &key.impl() == &value.impl();
+  if (self && !mask.defined() && !return_scores && !dropout && axes_ == std::vector<int64_t>{1})
+    if (Tensor heads = packed_self_attention(query); heads.defined())
+      return {(*output_)(gate.defined() ? ops::multiply(heads, gate) : heads)};
   Tensor q = (*query_)(query), k = (*key_)(key), v = (*value_)(value);
   ops::DotProductAttentionOptions o;
   o.scale = 1.0 / std::sqrt(static_cast<double>(options_.key_dim));
@@ -109,6 +115,26 @@ TensorList MultiHeadAttentionImpl::call(const TensorList& inputs, const CallCont
   Tensor out = (*output_)(heads);
   if (return_scores) return {out, r.scores};
   return {out};
+}
+
+Tensor MultiHeadAttentionImpl::packed_self_attention(const Tensor& x) const {
+  const int64_t heads = options_.num_heads, dim = options_.key_dim;
+  if (x.rank() != 3 || options_.value_dim.value_or(dim) != dim || x.device().kind != DeviceKind::cpu ||
+      (x.dtype() != DType::float32 && x.dtype() != DType::float64))
+    return {};
+  const int64_t d = x.shape()[2], width = heads * dim;
+  TensorList kernels, biases;
+  for (const auto* p : {&query_, &key_, &value_}) {
+    Tensor kernel = (*p)->kernel().value();
+    if (kernel.dtype() != x.dtype() || kernel.device() != x.device()) return {};
+    kernels.push_back(ops::reshape(kernel, {d, width}));
+    if (options_.use_bias) biases.push_back(ops::reshape((*p)->bias().value(), {width}));
+  }
+  Tensor qkv = ops::dense(ops::reshape(x, {-1, d}), ops::concatenate(kernels, 1),
+                          options_.use_bias ? ops::concatenate(biases, 0) : Tensor());
+  qkv = ops::reshape(qkv, {x.shape()[0], x.shape()[1], 3, heads, dim});
+  if (!ops::attention_heads_packed_supported(qkv)) return {};
+  return ops::attention_heads_packed(qkv, 1.0 / std::sqrt(static_cast<double>(dim))).output;
 }
 
 std::vector<Shape> MultiHeadAttentionImpl::compute_output_shape(const std::vector<Shape>& shapes) {

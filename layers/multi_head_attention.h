@@ -72,6 +72,12 @@ class MultiHeadAttentionImpl : public attention::ProjectionOwner {
 
  private:
   std::vector<int64_t> resolved_axes(int64_t query_rank) const;
+  // The heads of unmasked self-attention (x is query, key and value) through one packed
+  // projection: the query, key and value kernels side by side, one GEMM, then
+  // ops::attention_heads_packed. Undefined where that path does not apply (the caller projects
+  // separately). Results equal the separate path's up to rounding: the wider GEMM may block its
+  // sums differently.
+  Tensor packed_self_attention(const Tensor& x) const;
 
   MultiHeadAttentionOptions options_;
   std::vector<int64_t> axes_;

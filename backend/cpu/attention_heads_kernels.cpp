@@ -42,18 +42,36 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const
     }
 }
 
-// Extents of one call: q (B, Tq, H, D), k (B, Tk, H, D), v (B, Tk, H, Dv); probs (B, H, Tq, Tk).
+// Extents of one call: q (B, Tq, H, D), k (B, Tk, H, D), v (B, Tk, H, Dv) with row strides ldq,
+// ldk, ldv (H * D and H * Dv for separate tensors, 3 * H * D inside a packed (B, T, 3, H, D) one);
+// out (B, Tq, H, Dv) and probs (B, H, Tq, Tk) contiguous. Gradients share their input's layout.
 struct Geometry {
-  int64_t B, Tq, Tk, H, D, Dv;
-  explicit Geometry(const Tensor& q, const Tensor& v)
-      : B(q.shape()[0]), Tq(q.shape()[1]), Tk(v.shape()[1]), H(q.shape()[2]), D(q.shape()[3]), Dv(v.shape()[3]) {}
+  int64_t B, Tq, Tk, H, D, Dv, ldq, ldk, ldv;
   int64_t pairs() const { return B * H; }
   // Offsets of pair p = b * H + h in each tensor.
-  int64_t q_at(int64_t p) const { return (p / H) * Tq * H * D + (p % H) * D; }
-  int64_t k_at(int64_t p) const { return (p / H) * Tk * H * D + (p % H) * D; }
-  int64_t v_at(int64_t p) const { return (p / H) * Tk * H * Dv + (p % H) * Dv; }
+  int64_t q_at(int64_t p) const { return (p / H) * Tq * ldq + (p % H) * D; }
+  int64_t k_at(int64_t p) const { return (p / H) * Tk * ldk + (p % H) * D; }
+  int64_t v_at(int64_t p) const { return (p / H) * Tk * ldv + (p % H) * Dv; }
   int64_t o_at(int64_t p) const { return (p / H) * Tq * H * Dv + (p % H) * Dv; }
   int64_t s_at(int64_t p) const { return p * Tq * Tk; }
+};
+
+Geometry separate(const Tensor& q, const Tensor& v) {
+  const Shape &a = q.shape(), &c = v.shape();
+  return {a[0], a[1], c[1], a[2], a[3], c[3], a[2] * a[3], a[2] * a[3], c[2] * c[3]};
+}
+
+// qkv (B, T, 3, H, D): q, k and v interleaved per row.
+Geometry packed(const Tensor& qkv) {
+  const Shape& a = qkv.shape();
+  const int64_t ld = 3 * a[3] * a[4];
+  return {a[0], a[1], a[1], a[3], a[4], a[4], ld, ld, ld};
+}
+
+// Where q, k and v (or their gradients) start.
+template <class T>
+struct Triple {
+  T *q, *k, *v;
 };
 
 template <class T>
@@ -80,19 +98,18 @@ std::function<void(double*)> pair_softmax(const Geometry& g, double) {
 // multiplied by v while they are in the thread's cache (three passes over all pairs' scores,
 // which outgrow the caches, cost more than the softmax itself).
 template <class T>
-void forward_typed(const Tensor& q, const Tensor& k, const Tensor& v, double scale, Tensor& out, Tensor& probs) {
-  const Geometry g(q, v);
-  const int64_t ldq = g.H * g.D, ldv = g.H * g.Dv;
-  const T *pq = ptr<T>(q), *pk = ptr<T>(k), *pv = ptr<T>(v);
+void forward_typed(const Geometry& g, Triple<const T> in, double scale, Tensor& out, Tensor& probs) {
+  const int64_t ldo = g.H * g.Dv;
+  const T *pq = in.q, *pk = in.k, *pv = in.v;
   T *po = ptr<T>(out), *ps = ptr<T>(probs);
   const T alpha = static_cast<T>(scale);
   const auto softmax = pair_softmax(g, T{});
 #pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < g.pairs(); ++p) {
     T* s = ps + g.s_at(p);
-    gemm(false, true, g.Tq, g.Tk, g.D, alpha, pq + g.q_at(p), ldq, pk + g.k_at(p), ldq, T(0), s, g.Tk);
+    gemm(false, true, g.Tq, g.Tk, g.D, alpha, pq + g.q_at(p), g.ldq, pk + g.k_at(p), g.ldk, T(0), s, g.Tk);
     softmax(s);
-    gemm(false, false, g.Tq, g.Dv, g.Tk, T(1), s, g.Tk, pv + g.v_at(p), ldv, T(0), po + g.o_at(p), ldv);
+    gemm(false, false, g.Tq, g.Dv, g.Tk, T(1), s, g.Tk, pv + g.v_at(p), g.ldv, T(0), po + g.o_at(p), ldo);
   }
 }
 
@@ -110,12 +127,11 @@ inline void softmax_row_grad(const T* __restrict p, int64_t n, T* __restrict d) 
 //   dv = P^T dout;  dP = dout v^T + dprobs;  dS = P * (dP - rowsum(dP * P));
 //   dq = scale * dS k;  dk = scale * dS^T q.
 template <class T>
-void backward_typed(const Tensor& dout, const Tensor& dprobs, const Tensor& q, const Tensor& k, const Tensor& v,
-                    const Tensor& probs, double scale, Tensor& dq, Tensor& dk, Tensor& dv) {
-  const Geometry g(q, v);
-  const int64_t ldq = g.H * g.D, ldv = g.H * g.Dv;
-  const T *pdo = ptr<T>(dout), *pq = ptr<T>(q), *pk = ptr<T>(k), *pv = ptr<T>(v), *ps = ptr<T>(probs);
-  T *pdq = ptr<T>(dq), *pdk = ptr<T>(dk), *pdv = ptr<T>(dv);
+void backward_typed(const Geometry& g, const Tensor& dout, const Tensor& dprobs, Triple<const T> in, const Tensor& probs,
+                    double scale, Triple<T> grad) {
+  const int64_t ldo = g.H * g.Dv;
+  const T *pdo = ptr<T>(dout), *pq = in.q, *pk = in.k, *pv = in.v, *ps = ptr<T>(probs);
+  T *pdq = grad.q, *pdk = grad.k, *pdv = grad.v;
   const T* pdp = dprobs.numel() ? ptr<T>(dprobs) : nullptr;  // none: the probabilities got no gradient
   const T alpha = static_cast<T>(scale);
   // One pass per pair: dP and dS live in a (Tq, Tk) scratch of the thread, hot in cache.
@@ -126,14 +142,30 @@ void backward_typed(const Tensor& dout, const Tensor& dprobs, const Tensor& q, c
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < g.pairs(); ++p) {
       const T* P = ps + g.s_at(p);
-      gemm(true, false, g.Tk, g.Dv, g.Tq, T(1), P, g.Tk, pdo + g.o_at(p), ldv, T(0), pdv + g.v_at(p), ldv);
+      gemm(true, false, g.Tk, g.Dv, g.Tq, T(1), P, g.Tk, pdo + g.o_at(p), ldo, T(0), pdv + g.v_at(p), g.ldv);
       if (pdp) std::memcpy(d, pdp + g.s_at(p), sizeof(T) * static_cast<size_t>(g.Tq * g.Tk));
-      gemm(false, true, g.Tq, g.Tk, g.Dv, T(1), pdo + g.o_at(p), ldv, pv + g.v_at(p), ldv, T(pdp ? 1 : 0), d, g.Tk);
+      gemm(false, true, g.Tq, g.Tk, g.Dv, T(1), pdo + g.o_at(p), ldo, pv + g.v_at(p), g.ldv, T(pdp ? 1 : 0), d, g.Tk);
       for (int64_t i = 0; i < g.Tq; ++i) softmax_row_grad(P + i * g.Tk, g.Tk, d + i * g.Tk);
-      gemm(false, false, g.Tq, g.D, g.Tk, alpha, d, g.Tk, pk + g.k_at(p), ldq, T(0), pdq + g.q_at(p), ldq);
-      gemm(true, false, g.Tk, g.D, g.Tq, alpha, d, g.Tk, pq + g.q_at(p), ldq, T(0), pdk + g.k_at(p), ldq);
+      gemm(false, false, g.Tq, g.D, g.Tk, alpha, d, g.Tk, pk + g.k_at(p), g.ldk, T(0), pdq + g.q_at(p), g.ldq);
+      gemm(true, false, g.Tk, g.D, g.Tq, alpha, d, g.Tk, pq + g.q_at(p), g.ldq, T(0), pdk + g.k_at(p), g.ldk);
     }
   }
+}
+
+template <class T>
+Triple<const T> separate_inputs(const Tensor& q, const Tensor& k, const Tensor& v) {
+  return {ptr<T>(q), ptr<T>(k), ptr<T>(v)};
+}
+
+// q, k, v of a packed (B, T, 3, H, D) buffer: each row holds q's H * D values, then k's, then v's.
+template <class P>
+Triple<P> packed_parts(P* qkv, const Geometry& g) {
+  return {qkv, qkv + g.H * g.D, qkv + 2 * g.H * g.D};
+}
+
+void zero_all(TensorList& out) {
+  for (Tensor& t : out)
+    if (t.numel()) std::memset(t.raw_data(), 0, t.nbytes());
 }
 
 // attention_heads(q, k, v) -> (out, probs); attr scale.
@@ -144,19 +176,41 @@ void attention_heads_cpu(const TensorList& in, TensorList& out, const Attrs& a) 
     return;
   }
   dispatch_floating(in[0].dtype(), "attention_heads (cpu)", [&](auto tag) {
-    forward_typed<decltype(tag)>(in[0], in[1], in[2], a.get_float("scale"), out[0], out[1]);
+    using T = decltype(tag);
+    forward_typed<T>(separate(in[0], in[2]), separate_inputs<const T>(in[0], in[1], in[2]), a.get_float("scale"), out[0],
+                     out[1]);
   });
 }
 
 // attention_heads_grad(dout, dprobs, q, k, v, probs) -> (dq, dk, dv); attr scale.
 void attention_heads_grad_cpu(const TensorList& in, TensorList& out, const Attrs& a) {
-  if (in[5].numel() == 0) {  // no scores: no gradient reaches q, k or v
-    for (Tensor& t : out)
-      if (t.numel()) std::memset(t.raw_data(), 0, t.nbytes());
-    return;
-  }
+  if (in[5].numel() == 0) return zero_all(out);  // no scores: no gradient reaches q, k or v
   dispatch_floating(in[2].dtype(), "attention_heads_grad (cpu)", [&](auto tag) {
-    backward_typed<decltype(tag)>(in[0], in[1], in[2], in[3], in[4], in[5], a.get_float("scale"), out[0], out[1], out[2]);
+    using T = decltype(tag);
+    backward_typed<T>(separate(in[2], in[4]), in[0], in[1], separate_inputs<const T>(in[2], in[3], in[4]), in[5],
+                      a.get_float("scale"), Triple<T>{ptr<T>(out[0]), ptr<T>(out[1]), ptr<T>(out[2])});
+  });
+}
+
+// attention_heads_packed(qkv) -> (out, probs); attr scale.
+void attention_heads_packed_cpu(const TensorList& in, TensorList& out, const Attrs& a) {
+  if (out[0].numel() == 0 && out[1].numel() == 0) return;
+  dispatch_floating(in[0].dtype(), "attention_heads_packed (cpu)", [&](auto tag) {
+    using T = decltype(tag);
+    const Geometry g = packed(in[0]);
+    forward_typed<T>(g, packed_parts(ptr<T>(in[0]), g), a.get_float("scale"), out[0], out[1]);
+  });
+}
+
+// attention_heads_packed_grad(dout, dprobs, qkv, probs) -> dqkv; attr scale. Every element of
+// dqkv belongs to one pair's dq, dk or dv columns: all are written.
+void attention_heads_packed_grad_cpu(const TensorList& in, TensorList& out, const Attrs& a) {
+  if (in[3].numel() == 0) return zero_all(out);
+  dispatch_floating(in[2].dtype(), "attention_heads_packed_grad (cpu)", [&](auto tag) {
+    using T = decltype(tag);
+    const Geometry g = packed(in[2]);
+    backward_typed<T>(g, in[0], in[1], packed_parts(ptr<T>(in[2]), g), in[3], a.get_float("scale"),
+                      packed_parts(ptr<T>(out[0]), g));
   });
 }
 
@@ -164,5 +218,7 @@ void attention_heads_grad_cpu(const TensorList& in, TensorList& out, const Attrs
 
 KERAS_REGISTER_KERNEL(attention_heads, cpu, attention_heads_cpu);
 KERAS_REGISTER_KERNEL(attention_heads_grad, cpu, attention_heads_grad_cpu);
+KERAS_REGISTER_KERNEL(attention_heads_packed, cpu, attention_heads_packed_cpu);
+KERAS_REGISTER_KERNEL(attention_heads_packed_grad, cpu, attention_heads_packed_grad_cpu);
 
 }  // namespace keras::cpu

@@ -30,6 +30,8 @@ const std::map<std::string, std::string> kStillMissing = {
     {"batch_norm_relu_train_grad", "CPU-only fusion; GPU runs batch_norm_train and the activation"},
     {"attention_heads", "CPU-only fusion; GPU runs the composed attention"},
     {"attention_heads_grad", "CPU-only fusion; GPU runs the composed attention"},
+    {"attention_heads_packed", "CPU-only fusion; GPU runs the composed attention"},
+    {"attention_heads_packed_grad", "CPU-only fusion; GPU runs the composed attention"},
     {"layer_norm", "CPU-only fusion; GPU runs the composed layer normalization"},
     {"layer_norm_grad", "CPU-only fusion; GPU runs the composed layer normalization"},
 };
