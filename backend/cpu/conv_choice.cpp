@@ -76,7 +76,7 @@ std::vector<std::pair<std::string, ConvCandidate>> parse_pin_file(const std::str
     if (!(fields >> name) || (fields >> extra))
       fail<IOError>(where, "two fields '<key> <candidate>'", "'" + line + "'", hint);
     auto c = conv_candidate_from_name(name);
-    if (!c) fail<IOError>(where, "a candidate (direct, onednn_direct or onednn_winograd)", "'" + name + "'", hint);
+    if (!c) fail<IOError>(where, "a candidate (direct, onednn_direct, onednn_winograd or winograd)", "'" + name + "'", hint);
     pins.emplace_back(key, *c);
   }
   return pins;
@@ -212,12 +212,13 @@ void decide_by_timing(const ConvTrial& trial, ConvChoice& c) {
   std::vector<std::vector<float>> ref;
   for (size_t i = 0; i < n; ++i) {
     run(i);
-    if (cands[i] != ConvCandidate::onednn_winograd) {
+    if (!is_winograd(cands[i])) {
       if (ref.empty())
         for (auto [p, count] : trial.outputs) ref.emplace_back(p, p + count);
     } else {
-      c.winograd_deviation = ref.empty() ? std::numeric_limits<double>::infinity() : deviation(trial, ref);
-      c.rejected[i] = !(c.winograd_deviation <= kWinogradTolerance);
+      c.deviations[i] = ref.empty() ? std::numeric_limits<double>::infinity() : deviation(trial, ref);
+      c.rejected[i] = !(c.deviations[i] <= kWinogradTolerance);
+      c.winograd_deviation = std::max(c.winograd_deviation, c.deviations[i]);
     }
   }
   for (int round = 0; round < kTimedRuns; ++round) {
@@ -231,10 +232,11 @@ void decide_by_timing(const ConvTrial& trial, ConvChoice& c) {
       if (i != best && active(c, i) && c.ms[i] > kDropFactor * c.ms[best]) c.dropped[i] = true;
   }
   size_t best = fastest(c);
-  if (cands[best] == ConvCandidate::onednn_winograd) {
+  if (is_winograd(cands[best])) {
     size_t exact = n;  // the fastest exact candidate still in
     for (size_t i = 0; i < n; ++i)
-      if (i != best && active(c, i) && !std::isnan(c.ms[i]) && (exact == n || c.ms[i] < c.ms[exact])) exact = i;
+      if (!is_winograd(cands[i]) && active(c, i) && !std::isnan(c.ms[i]) && (exact == n || c.ms[i] < c.ms[exact]))
+        exact = i;
     if (exact < n && c.ms[exact] <= kWinogradMargin * c.ms[best]) best = exact;
   }
   for (size_t i = 0; i < n; ++i)
@@ -251,13 +253,13 @@ void log_choice(const ConvChoice& c) {
   for (size_t i = 0; c.how == "timed" && i < c.ms.size(); ++i) {
     if (c.rejected[i])
       std::snprintf(buf, sizeof buf, "%s %s rejected (deviation %.2g)", i ? "," : ":", conv_candidate_name(c.candidates[i]),
-                    c.winograd_deviation);
+                    c.deviations[i]);
     else
       std::snprintf(buf, sizeof buf, "%s %s %.3f ms%s", i ? "," : ":", conv_candidate_name(c.candidates[i]), c.ms[i],
                     c.dropped[i] ? " (dropped)" : "");
     line += buf;
-    if (c.candidates[i] == ConvCandidate::onednn_winograd && !c.rejected[i]) {
-      std::snprintf(buf, sizeof buf, " (deviation %.2g)", c.winograd_deviation);
+    if (is_winograd(c.candidates[i]) && !c.rejected[i]) {
+      std::snprintf(buf, sizeof buf, " (deviation %.2g)", c.deviations[i]);
       line += buf;
     }
   }
@@ -273,17 +275,20 @@ const char* conv_candidate_name(ConvCandidate c) {
     case ConvCandidate::direct: return "direct";
     case ConvCandidate::onednn_direct: return "onednn_direct";
     case ConvCandidate::onednn_winograd: return "onednn_winograd";
+    case ConvCandidate::winograd: return "winograd";
   }
   return "?";
 }
 
 std::optional<ConvCandidate> conv_candidate_from_name(const std::string& name) {
-  for (auto c : {ConvCandidate::direct, ConvCandidate::onednn_direct, ConvCandidate::onednn_winograd})
+  for (auto c : {ConvCandidate::direct, ConvCandidate::onednn_direct, ConvCandidate::onednn_winograd, ConvCandidate::winograd})
     if (name == conv_candidate_name(c)) return c;
   return std::nullopt;
 }
 
 bool thread_count_independent(ConvCandidate c) { return c == ConvCandidate::direct; }
+
+bool is_winograd(ConvCandidate c) { return c == ConvCandidate::onednn_winograd || c == ConvCandidate::winograd; }
 
 namespace {
 
@@ -298,6 +303,7 @@ void decide(State& s, Entry& e, const std::string& key, const std::vector<ConvCa
   e.choice.ms.assign(n, kNaN);
   e.choice.rejected.assign(n, false);
   e.choice.dropped.assign(n, false);
+  e.choice.deviations.assign(n, kNaN);
   std::optional<ConvCandidate> pin;
   {
     std::lock_guard lock(s.mutex);

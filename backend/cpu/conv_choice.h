@@ -9,9 +9,11 @@
 //
 // Candidates: `direct` (the project's AVX2 kernels, or their AVX-512 version on CPUs that have it
 // (conv_direct_avx512.h), where their support predicate holds),
-// `onednn_direct` (oneDNN's convolution_direct: always there) and `onednn_winograd` (oneDNN's
-// convolution_winograd: float32 3x3 stride 1, where oneDNN offers it - AVX-512 CPUs - and where its
-// result on its first call stays within kWinogradTolerance of an exact candidate's).
+// `onednn_direct` (oneDNN's convolution_direct: always there), `onednn_winograd` (oneDNN's
+// convolution_winograd: float32 3x3 stride 1, where oneDNN offers it - AVX-512 CPUs) and
+// `winograd` (the project's F(2x2, 3x3) in AVX2, conv_winograd.h: 3x3 stride 1 with channels in
+// multiples of 8; the only Winograd on AVX2 CPUs). A Winograd candidate runs only where its
+// result on its first call stays within kWinogradTolerance of an exact candidate's.
 //
 // How: the first call of a problem times the candidates on its real tensors, each run after the
 // private caches were flushed (as a training step finds them; conv_choice.cpp says why): one
@@ -43,9 +45,9 @@
 
 namespace keras::cpu {
 
-enum class ConvCandidate { direct, onednn_direct, onednn_winograd };
+enum class ConvCandidate { direct, onednn_direct, onednn_winograd, winograd };
 
-// "direct", "onednn_direct", "onednn_winograd": the names of the pin file and the log.
+// "direct", "onednn_direct", "onednn_winograd", "winograd": the names of the pin file and the log.
 const char* conv_candidate_name(ConvCandidate c);
 std::optional<ConvCandidate> conv_candidate_from_name(const std::string& name);
 
@@ -54,7 +56,11 @@ std::optional<ConvCandidate> conv_candidate_from_name(const std::string& name);
 // kernel output tiles). oneDNN's backward-weights kernels add per-thread partial sums, and its
 // forward and backward-data kernels pick their blockings (hence the summation order) from the
 // thread count, so oneDNN's results may change with it.
+// The project's `winograd` also sums each output in one thread in a fixed order, but rounds
+// otherwise than the exact kernels: the deterministic mode keeps to `direct`.
 bool thread_count_independent(ConvCandidate c);
+// onednn_winograd and winograd: checked against kWinogradTolerance and held to kWinogradMargin.
+bool is_winograd(ConvCandidate c);
 
 // Winograd's transforms round differently: accepted where max|winograd - exact| <= this times
 // max|exact| over the outputs of the first call.
@@ -103,7 +109,8 @@ struct ConvChoice {
   std::vector<bool> rejected;
   std::vector<bool> dropped;
   std::string how;
-  double winograd_deviation = 0;  // max|winograd - exact| / max|exact| when Winograd was tried
+  std::vector<double> deviations;  // per candidate: max|winograd - exact| / max|exact| (NaN: exact)
+  double winograd_deviation = 0;   // the largest of `deviations` over the Winograd candidates tried
   int calls = 0;                  // runs the timing took, warm-ups included
   double cost_ms = 0;             // what those runs took beyond one run of the winner
 };

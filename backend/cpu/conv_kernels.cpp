@@ -1,8 +1,9 @@
 // The registered CPU kernels of conv2d, conv2d_backward_data and conv2d_backward_weights.
 //
 // float32: each problem runs the candidate conv_choice.h picked for it by measurement: the
-// project's direct AVX2 kernels (conv_direct.h, conv_backward_weights_direct.h) where they apply,
-// oneDNN's direct algorithm, and oneDNN's Winograd where it offers it (conv_onednn.h).
+// project's direct AVX2 kernels (conv_direct.h, conv_backward_weights_direct.h) and its AVX2
+// Winograd (conv_winograd.h, forward and input gradient) where they apply, oneDNN's direct
+// algorithm, and oneDNN's Winograd where it offers it (conv_onednn.h).
 // float64: the plain loops of reference_conv.cpp (oneDNN has no f64).
 #include <functional>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "backend/cpu/conv_backward_weights_direct.h"
 #include "backend/cpu/conv_choice.h"
 #include "backend/cpu/conv_direct.h"
+#include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/conv_onednn.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/op_registry.h"
@@ -54,13 +56,16 @@ std::string choice_key(const std::string& direction, const Problem& pr, const st
          std::to_string(bias) + "|" + prop;
 }
 
-// The candidates of a problem: `direct` where its predicate holds, oneDNN's direct algorithm
-// always, Winograd where oneDNN creates it (`offers_winograd`, only tried on Winograd's shapes).
-std::vector<cpu::ConvCandidate> candidates(bool direct, const Problem& pr, const std::function<bool()>& offers_winograd) {
+// The candidates of a problem, exact ones first: `direct` and the project's `winograd` where
+// their predicates hold, oneDNN's direct algorithm always, its Winograd where oneDNN creates it
+// (`offers_winograd`, only tried on Winograd's shapes).
+std::vector<cpu::ConvCandidate> candidates(bool direct, bool winograd, const Problem& pr,
+                                           const std::function<bool()>& offers_winograd) {
   std::vector<cpu::ConvCandidate> c;
   if (direct) c.push_back(cpu::ConvCandidate::direct);
   c.push_back(cpu::ConvCandidate::onednn_direct);
   if (winograd_shape(pr) && offers_winograd()) c.push_back(cpu::ConvCandidate::onednn_winograd);
+  if (winograd) c.push_back(cpu::ConvCandidate::winograd);
   return c;
 }
 
@@ -82,14 +87,16 @@ void conv2d_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
   if (x.dtype() != DType::float32) return cpu::conv2d_loop(x, k, in.size() > 2 ? in[2] : Tensor(), pr.p, act, y);
   const Tensor* bias = in.size() > 2 ? &in[2] : nullptr;
   bool training = attrs.get_string("prop") == "training";
-  auto cands = candidates(cpu::conv2d_direct_supported(pr.k, pr.p, act), pr, [&] {
-    return cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, training, kWinograd);
-  });
+  auto cands = candidates(cpu::conv2d_direct_supported(pr.k, pr.p, act), cpu::conv2d_winograd_supported(pr.k, pr.p, act),
+                          pr, [&] { return cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, training, kWinograd); });
   cpu::ConvTrial trial;
   trial.run = [&](cpu::ConvCandidate c) {
     if (c == cpu::ConvCandidate::direct)
       cpu::conv2d_direct(x.data<float>(), pr.x, k.data<float>(), pr.k, bias ? bias->data<float>() : nullptr,
                          y.data<float>(), pr.y, pr.p, act);
+    else if (c == cpu::ConvCandidate::winograd)
+      cpu::conv2d_winograd(x.data<float>(), pr.x, k.data<float>(), pr.k, bias ? bias->data<float>() : nullptr,
+                           y.data<float>(), pr.y, pr.p, act);
     else
       cpu::onednn_conv_forward(x, k, bias, y, pr, act, training, alg_of(c));
   };
@@ -138,15 +145,20 @@ void conv2d_add_kernel(const TensorList& in, TensorList& out, const Attrs& attrs
     return add_residual<double>(y, residual, act);
   }
   auto offered = [&](dnnl::algorithm alg) { return cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, false, alg, true); };
-  auto cands = candidates(cpu::conv2d_direct_supported(pr.k, pr.p, "linear"), pr, [&] { return offered(kWinograd); });
+  auto cands = candidates(cpu::conv2d_direct_supported(pr.k, pr.p, "linear"),
+                          cpu::conv2d_winograd_supported(pr.k, pr.p, "linear"), pr, [&] { return offered(kWinograd); });
   cpu::ConvTrial trial;
   trial.run = [&](cpu::ConvCandidate c) {
-    // Winograd is a candidate only with the post-op; oneDNN's direct algorithm nearly always takes it.
-    if (c != cpu::ConvCandidate::direct && (c == cpu::ConvCandidate::onednn_winograd || offered(alg_of(c))))
+    const bool ours = c == cpu::ConvCandidate::direct || c == cpu::ConvCandidate::winograd;
+    // oneDNN's Winograd is a candidate only with the post-op; its direct algorithm nearly always takes it.
+    if (!ours && (c == cpu::ConvCandidate::onednn_winograd || offered(alg_of(c))))
       return cpu::onednn_conv_forward(x, k, bias, y, pr, act, false, alg_of(c), &residual);
     if (c == cpu::ConvCandidate::direct)
       cpu::conv2d_direct(x.data<float>(), pr.x, k.data<float>(), pr.k, bias ? bias->data<float>() : nullptr, y.data<float>(),
                          pr.y, pr.p, "linear");
+    else if (c == cpu::ConvCandidate::winograd)
+      cpu::conv2d_winograd(x.data<float>(), pr.x, k.data<float>(), pr.k, bias ? bias->data<float>() : nullptr,
+                           y.data<float>(), pr.y, pr.p, "linear");
     else
       cpu::onednn_conv_forward(x, k, bias, y, pr, "linear", false, alg_of(c));
     add_residual<float>(y, residual, act);
@@ -170,12 +182,15 @@ void add_bias(Tensor& dx, const Tensor& bias) {
 }
 
 void backward_data_f32(const Tensor& dy, const Tensor& k, Tensor& dx, const Problem& pr) {
-  auto cands = candidates(cpu::conv2d_backward_data_direct_supported(pr.k, pr.p), pr,
+  auto cands = candidates(cpu::conv2d_backward_data_direct_supported(pr.k, pr.p),
+                          cpu::conv2d_backward_data_winograd_supported(pr.k, pr.p), pr,
                           [&] { return cpu::onednn_conv_backward_data_offered(pr, kWinograd); });
   cpu::ConvTrial trial;
   trial.run = [&](cpu::ConvCandidate c) {
     if (c == cpu::ConvCandidate::direct)
       cpu::conv2d_backward_data_direct(dy.data<float>(), pr.y, k.data<float>(), pr.k, dx.data<float>(), pr.x, pr.p);
+    else if (c == cpu::ConvCandidate::winograd)
+      cpu::conv2d_backward_data_winograd(dy.data<float>(), pr.y, k.data<float>(), pr.k, dx.data<float>(), pr.x, pr.p);
     else
       cpu::onednn_conv_backward_data(dy, k, dx, pr, alg_of(c));
   };
@@ -225,7 +240,7 @@ void backward_weights_kernel(const TensorList& in, TensorList& out, const Attrs&
     }
     return;
   }
-  auto cands = candidates(cpu::conv2d_backward_weights_direct_supported(pr.k, pr.p), pr,
+  auto cands = candidates(cpu::conv2d_backward_weights_direct_supported(pr.k, pr.p), false, pr,
                           [&] { return cpu::onednn_conv_backward_weights_offered(pr, with_bias, kWinograd); });
   cpu::ConvTrial trial;
   trial.run = [&](cpu::ConvCandidate c) {

@@ -161,10 +161,10 @@ TEST_F(ConvChoice, EveryCandidateMatchesTheReference) {
       cpu::force_conv_candidate(std::nullopt);
       // Exact candidates differ from the double-accumulated reference by float32 rounding only;
       // Winograd's transforms are allowed the chooser's tolerance.
-      double tol = cand == ConvCandidate::onednn_winograd ? cpu::kWinogradTolerance : 1e-5;
+      double tol = cpu::is_winograd(cand) ? cpu::kWinogradTolerance : 1e-5;
       const char* names[] = {"forward", "backward data", "backward weights", "bias gradient"};
       for (size_t i = 0; i < ref.size(); ++i) EXPECT_LT(relative_error(got[i], ref[i]), tol) << names[i];
-      winograd_checked += cand == ConvCandidate::onednn_winograd;
+      winograd_checked += cpu::is_winograd(cand);
     }
   }
   std::printf("Winograd offered and checked on %d of %zu cases\n", winograd_checked, cases().size());
@@ -263,6 +263,7 @@ TEST_F(ConvChoice, DeterministicModeTimesNothingAndPrefersThreadCountIndependent
   EXPECT_TRUE(cpu::thread_count_independent(ConvCandidate::direct));
   EXPECT_FALSE(cpu::thread_count_independent(ConvCandidate::onednn_direct));
   EXPECT_FALSE(cpu::thread_count_independent(ConvCandidate::onednn_winograd));
+  EXPECT_FALSE(cpu::thread_count_independent(ConvCandidate::winograd));
   set_op_determinism(true);
   uint64_t seed = 400;
   for (const auto& c : cases()) run_all(c, inputs_of(c, seed += 10));
@@ -272,7 +273,7 @@ TEST_F(ConvChoice, DeterministicModeTimesNothingAndPrefersThreadCountIndependent
     SCOPED_TRACE(ch.key);
     EXPECT_NE(ch.key.find("|deterministic"), std::string::npos);
     ASSERT_EQ(ch.candidates.size(), 1u);
-    EXPECT_NE(ch.chosen, ConvCandidate::onednn_winograd);
+    EXPECT_FALSE(cpu::is_winograd(ch.chosen));
     // The first case runs the direct kernels in all three directions where the CPU has them.
     if (avx2 && ch.key.find("|2x12x12x16|") != std::string::npos) EXPECT_EQ(ch.chosen, ConvCandidate::direct);
     // The 3-channel forward pass has no direct kernel: oneDNN's direct algorithm, fixed.
@@ -316,7 +317,7 @@ TEST_F(ConvChoice, CorruptPinFileNamesFileAndLine) {
     FAIL() << "no error";
   } catch (const IOError& e) {
     std::string m = e.what();
-    EXPECT_NE(m.find(path + ":1: expected a candidate (direct, onednn_direct or onednn_winograd), got 'fastest'."),
+    EXPECT_NE(m.find(path + ":1: expected a candidate (direct, onednn_direct, onednn_winograd or winograd), got 'fastest'."),
               std::string::npos)
         << m;
   }

@@ -10,8 +10,10 @@
 #include "backend/bf16_compute.h"
 #include "backend/cpu/conv_choice.h"
 #include "backend/cpu/conv_direct.h"
+#include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/reference_conv.h"
+#include "backend/cpu/small_gemm.h"
 #include "backend/ops.h"
 #include "backend/ops_conv.h"
 #include "backend/random.h"
@@ -51,7 +53,8 @@ ConvParams same_3x3(int64_t stride) {
 
 [[noreturn]] void check_capped_below_avx2() {
   const bool ok = !cpu::isa_allows_avx512() && !cpu::isa_allows_avx2() && !cpu::conv_direct_available() &&
-                  !cpu::conv2d_direct_supported({3, 3, 16, 16}, same_3x3(1), "linear");
+                  !cpu::conv2d_direct_supported({3, 3, 16, 16}, same_3x3(1), "linear") &&
+                  !cpu::conv2d_winograd_supported({3, 3, 16, 16}, same_3x3(1), "linear") && !cpu::small_gemm_available();
   std::exit(ok ? 0 : 1);
 }
 

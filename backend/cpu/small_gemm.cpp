@@ -1,0 +1,67 @@
+// The small single-threaded GEMM (see small_gemm.h): AVX2 register tiles of R rows x V vectors.
+#include "backend/cpu/small_gemm.h"
+
+#include <immintrin.h>
+
+#include "backend/cpu/cpu_isa.h"
+
+namespace keras::cpu {
+namespace {
+
+// One tile: C[0..R) x [0..8V) at the caller's offsets. 6 x 2 uses 12 accumulators, 2 loads of B
+// and one broadcast register: the 16 ymm registers without spills.
+template <int R, int V>
+__attribute__((target("avx2,fma"))) void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                                              float* c, int64_t ldc) {
+  __m256 acc[R][V];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < k; ++p) {
+    __m256 bv[V];
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) bv[v] = _mm256_loadu_ps(b + p * ldb + 8 * v);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m256 x = _mm256_broadcast_ss(a + r * lda + p);
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(x, bv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) _mm256_storeu_ps(c + r * ldc + 8 * v, acc[r][v]);
+}
+
+template <int V>
+void row_block(int64_t rows, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  switch (rows) {
+    case 1: return tile<1, V>(k, a, lda, b, ldb, c, ldc);
+    case 2: return tile<2, V>(k, a, lda, b, ldb, c, ldc);
+    case 3: return tile<3, V>(k, a, lda, b, ldb, c, ldc);
+    case 4: return tile<4, V>(k, a, lda, b, ldb, c, ldc);
+    case 5: return tile<5, V>(k, a, lda, b, ldb, c, ldc);
+    default: return tile<6, V>(k, a, lda, b, ldb, c, ldc);
+  }
+}
+
+}  // namespace
+
+bool small_gemm_available() { return isa_allows_avx2(); }
+
+void small_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                int64_t ldc) {
+  // Column blocks outermost: a block's k x 16 panel of B stays in L1 while every row block reads it.
+  for (int64_t j = 0; j < n; j += 16)
+    for (int64_t i = 0; i < m; i += 6) {
+      const int64_t rows = m - i < 6 ? m - i : 6;
+      if (n - j >= 16)
+        row_block<2>(rows, k, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
+      else
+        row_block<1>(rows, k, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
+    }
+}
+
+}  // namespace keras::cpu
