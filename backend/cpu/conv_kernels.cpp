@@ -2,7 +2,7 @@
 //
 // float32: each problem runs the candidate conv_choice.h picked for it by measurement: the
 // project's direct AVX2 kernels (conv_direct.h, conv_backward_weights_direct.h) and its AVX2
-// Winograd (conv_winograd.h, forward and input gradient) where they apply, oneDNN's direct
+// Winograd (conv_winograd.h) where they apply, oneDNN's direct
 // algorithm, and oneDNN's Winograd where it offers it (conv_onednn.h).
 // float64: the plain loops of reference_conv.cpp (oneDNN has no f64).
 #include <functional>
@@ -240,13 +240,17 @@ void backward_weights_kernel(const TensorList& in, TensorList& out, const Attrs&
     }
     return;
   }
-  auto cands = candidates(cpu::conv2d_backward_weights_direct_supported(pr.k, pr.p), false, pr,
+  auto cands = candidates(cpu::conv2d_backward_weights_direct_supported(pr.k, pr.p),
+                          cpu::conv2d_backward_weights_winograd_supported(pr.k, pr.p), pr,
                           [&] { return cpu::onednn_conv_backward_weights_offered(pr, with_bias, kWinograd); });
   cpu::ConvTrial trial;
   trial.run = [&](cpu::ConvCandidate c) {
+    float* db = with_bias ? out[1].data<float>() : nullptr;
     if (c == cpu::ConvCandidate::direct)
-      cpu::conv2d_backward_weights_direct(x.data<float>(), pr.x, dy.data<float>(), pr.y, dk.data<float>(), pr.k,
-                                          with_bias ? out[1].data<float>() : nullptr, pr.p);
+      cpu::conv2d_backward_weights_direct(x.data<float>(), pr.x, dy.data<float>(), pr.y, dk.data<float>(), pr.k, db, pr.p);
+    else if (c == cpu::ConvCandidate::winograd)
+      cpu::conv2d_backward_weights_winograd(x.data<float>(), pr.x, dy.data<float>(), pr.y, dk.data<float>(), pr.k, db,
+                                            pr.p);
     else
       cpu::onednn_conv_backward_weights(x, dy, out, pr, alg_of(c));
   };

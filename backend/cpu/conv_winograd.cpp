@@ -3,9 +3,9 @@
 // With B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1] and
 // A^T = [1 1 1 0; 0 1 -1 -1]: V = B^T d B per 4x4 input tile and channel, U = G g G^T per
 // channel pair, M[pos] = V[pos] U[pos] summed over the input channels for each of the 16
-// positions, Y = A^T M A the tile's 2x2 outputs. Tiles are numbered image by image, row by row;
-// a block of consecutive tiles is one OpenMP iteration: its V (16 x tiles x C) and M
-// (16 x tiles x O) live in a per-thread scratch sized to stay in L2.
+// positions, Y = A^T M A the tile's 2x2 outputs (conv_winograd_tiles.h numbers the tiles and
+// transforms the inputs). A block of consecutive tiles is one OpenMP iteration: its V
+// (16 x tiles x C) and M (16 x tiles x O) live in a per-thread scratch sized to stay in L2.
 #include "backend/cpu/conv_winograd.h"
 
 #include <immintrin.h>
@@ -13,23 +13,21 @@
 #include <algorithm>
 #include <vector>
 
-#include "backend/cpu/conv_direct.h"
+#include "backend/cpu/conv_winograd_tiles.h"
 #include "backend/cpu/small_gemm.h"
 
 namespace keras::cpu {
 namespace {
 
+using namespace winograd;
+
+// The forward pass over the tiling of its input: y (N, OH, OW, O) = act(conv + bias).
 struct Problem {
-  const float* x;
-  int64_t n, h, w, c;  // input
+  Tiling t;
   float* y;
-  int64_t oh, ow, o;  // output
-  int64_t pt, pl;
+  int64_t o;
   const float* bias;
   bool relu;
-  int64_t th() const { return (oh + 1) / 2; }
-  int64_t tw() const { return (ow + 1) / 2; }
-  int64_t tiles() const { return n * th() * tw(); }
 };
 
 // U = G g G^T for every channel pair of the kernel k (3, 3, C, O), as U[pos][c][o]; `turned`
@@ -71,65 +69,18 @@ __attribute__((target("avx2,fma"))) void transform_kernel(const float* k, int64_
     }
 }
 
-// The distance between two positions' planes of V (or M) holding `rows` rows of `width`: one
-// cache line more than the rows need, so that the 16 planes do not fall into the same L1 sets
-// (with 4 KiB-multiple planes the 16 stores of a tile evicted each other).
-int64_t plane_of(int64_t rows, int64_t width) { return rows * width + 16; }
-
-// V[pos][b][c] for tiles [t0, t0 + nb); `cap` is the block's tile capacity (V's row count).
-__attribute__((target("avx2,fma"))) void transform_inputs(const Problem& g, int64_t t0, int64_t nb, int64_t cap,
-                                                          float* v) {
-  const int64_t per_image = g.th() * g.tw(), C = g.c, plane = plane_of(cap, C);
-  const __m256 zero = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const int64_t t = t0 + b, n = t / per_image, ty = t % per_image / g.tw(), tx = t % g.tw();
-    const int64_t iy0 = 2 * ty - g.pt, ix0 = 2 * tx - g.pl;
-    bool row_in[4], col_in[4];
-    for (int i = 0; i < 4; ++i) {
-      row_in[i] = iy0 + i >= 0 && iy0 + i < g.h;
-      col_in[i] = ix0 + i >= 0 && ix0 + i < g.w;
-    }
-    float* vb = v + b * C;
-    for (int64_t c0 = 0; c0 < C; c0 += 8) {
-      __m256 t4[4][4];  // B^T d B, built row by row: first d B per input row, then B^T over rows
-      __m256 r[4][4];
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i) {
-        __m256 d[4];
-        const int64_t row = ((n * g.h + iy0 + i) * g.w + ix0) * C + c0;  // an offset: may lie outside x
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) d[j] = row_in[i] && col_in[j] ? _mm256_loadu_ps(g.x + row + j * C) : zero;
-        r[i][0] = _mm256_sub_ps(d[0], d[2]);
-        r[i][1] = _mm256_add_ps(d[1], d[2]);
-        r[i][2] = _mm256_sub_ps(d[2], d[1]);
-        r[i][3] = _mm256_sub_ps(d[1], d[3]);
-      }
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        t4[0][j] = _mm256_sub_ps(r[0][j], r[2][j]);
-        t4[1][j] = _mm256_add_ps(r[1][j], r[2][j]);
-        t4[2][j] = _mm256_sub_ps(r[2][j], r[1][j]);
-        t4[3][j] = _mm256_sub_ps(r[1][j], r[3][j]);
-      }
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) _mm256_storeu_ps(vb + (i * 4 + j) * plane + c0, t4[i][j]);
-    }
-  }
-}
-
 // Y = A^T M A for tiles [t0, t0 + nb), plus bias and activation, into y (outputs past the edge
 // of an odd-sized output are not stored).
 __attribute__((target("avx2,fma"))) void transform_outputs(const Problem& g, int64_t t0, int64_t nb, int64_t cap,
                                                            const float* m) {
-  const int64_t per_image = g.th() * g.tw(), O = g.o, plane = plane_of(cap, O);
+  const Tiling& tl = g.t;
+  const int64_t per_image = tl.th() * tl.tw(), O = g.o, plane = plane_of(cap, O);
   for (int64_t b = 0; b < nb; ++b) {
-    const int64_t t = t0 + b, n = t / per_image, oy0 = 2 * (t % per_image / g.tw()), ox0 = 2 * (t % g.tw());
-    const bool row1 = oy0 + 1 < g.oh, col1 = ox0 + 1 < g.ow;
+    const int64_t t = t0 + b, n = t / per_image, oy0 = 2 * (t % per_image / tl.tw()), ox0 = 2 * (t % tl.tw());
+    const bool row1 = oy0 + 1 < tl.oh, col1 = ox0 + 1 < tl.ow;
     const float* mb = m + b * O;
-    float* y0 = g.y + ((n * g.oh + oy0) * g.ow + ox0) * O;
-    float* y1 = y0 + g.ow * O;
+    float* y0 = g.y + ((n * tl.oh + oy0) * tl.ow + ox0) * O;
+    float* y1 = y0 + tl.ow * O;
     for (int64_t o0 = 0; o0 < O; o0 += 8) {
       __m256 s[2][4];  // A^T M: over the rows of M
 #pragma GCC unroll 4
@@ -162,35 +113,26 @@ __attribute__((target("avx2,fma"))) void transform_outputs(const Problem& g, int
 
 // The forward pass with transformed weights u (16 x C x O).
 void run(const Problem& g, const float* u) {
-  const int64_t tiles = g.tiles();
+  const int64_t tiles = g.t.tiles(), C = g.t.c;
   if (tiles == 0 || g.o == 0) return;
-  // A block's V and M take about 512 KiB: in L2 beside the transformed weights.
-  const int64_t cap = std::clamp<int64_t>((512 << 10) / (16 * 4 * (g.c + g.o)), 12, 512);
+  const int64_t cap = block_capacity(C, g.o);
   const int64_t blocks = (tiles + cap - 1) / cap;
 #pragma omp parallel
   {
     thread_local std::vector<float> scratch;
-    const int64_t v_plane = plane_of(cap, g.c), m_plane = plane_of(cap, g.o);
+    const int64_t v_plane = plane_of(cap, C), m_plane = plane_of(cap, g.o);
     const auto need = static_cast<size_t>(16 * (v_plane + m_plane));
     if (scratch.size() < need) scratch.resize(need);
     float *v = scratch.data(), *m = v + 16 * v_plane;
 #pragma omp for schedule(static)
     for (int64_t blk = 0; blk < blocks; ++blk) {
       const int64_t t0 = blk * cap, nb = std::min(cap, tiles - t0);
-      transform_inputs(g, t0, nb, cap, v);
+      transform_inputs(g.t, t0, nb, cap, v);
       for (int pos = 0; pos < 16; ++pos)
-        small_gemm(nb, g.o, g.c, v + pos * v_plane, g.c, u + pos * g.c * g.o, g.o, m + pos * m_plane, g.o);
+        small_gemm(nb, g.o, C, v + pos * v_plane, C, 1, u + pos * C * g.o, g.o, m + pos * m_plane, g.o, false);
       transform_outputs(g, t0, nb, cap, m);
     }
   }
-}
-
-bool shape_fits(const Shape& ks, const ConvParams& p) {
-  auto pad_ok = [](int64_t pad) { return pad >= 0 && pad <= 2; };
-  return conv_direct_available() && small_gemm_available() && ks.size() == 4 && ks[0] == 3 && ks[1] == 3 &&
-         ks[2] % 8 == 0 && ks[3] % 8 == 0 && ks[2] > 0 && ks[3] > 0 && p.groups == 1 && p.stride_h == 1 &&
-         p.stride_w == 1 && p.dilation_h == 1 && p.dilation_w == 1 && pad_ok(p.pad_top) && pad_ok(p.pad_bottom) &&
-         pad_ok(p.pad_left) && pad_ok(p.pad_right);
 }
 
 // The transformed kernel, a buffer of the calling thread (16 x C x O floats).
@@ -212,14 +154,14 @@ void conv2d_winograd(const float* x, const Shape& xs, const float* kernel, const
                      const Shape& ys, const ConvParams& p, const std::string& activation) {
   float* u = kernel_scratch(ks[2], ks[3]);
   transform_kernel(kernel, ks[2], ks[3], false, u);
-  run({x, xs[0], xs[1], xs[2], xs[3], y, ys[1], ys[2], ys[3], p.pad_top, p.pad_left, bias, activation == "relu"}, u);
+  run({{x, xs[0], xs[1], xs[2], xs[3], ys[1], ys[2], p.pad_top, p.pad_left}, y, ys[3], bias, activation == "relu"}, u);
 }
 
 void conv2d_backward_data_winograd(const float* dy, const Shape& ys, const float* kernel, const Shape& ks, float* dx,
                                    const Shape& xs, const ConvParams& p) {
   float* u = kernel_scratch(ks[2], ks[3]);
   transform_kernel(kernel, ks[2], ks[3], true, u);  // the turned kernel: O inputs, C outputs
-  run({dy, ys[0], ys[1], ys[2], ys[3], dx, xs[1], xs[2], xs[3], 2 - p.pad_top, 2 - p.pad_left, nullptr, false}, u);
+  run({{dy, ys[0], ys[1], ys[2], ys[3], xs[1], xs[2], 2 - p.pad_top, 2 - p.pad_left}, dx, xs[3], nullptr, false}, u);
 }
 
 }  // namespace keras::cpu

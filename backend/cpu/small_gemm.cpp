@@ -11,8 +11,8 @@ namespace {
 // One tile: C[0..R) x [0..8V) at the caller's offsets. 6 x 2 uses 12 accumulators, 2 loads of B
 // and one broadcast register: the 16 ymm registers without spills.
 template <int R, int V>
-__attribute__((target("avx2,fma"))) void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-                                              float* c, int64_t ldc) {
+__attribute__((target("avx2,fma"))) void tile(int64_t k, const float* a, int64_t a_row, int64_t a_col, const float* b,
+                                              int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   __m256 acc[R][V];
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r)
@@ -24,7 +24,7 @@ __attribute__((target("avx2,fma"))) void tile(int64_t k, const float* a, int64_t
     for (int v = 0; v < V; ++v) bv[v] = _mm256_loadu_ps(b + p * ldb + 8 * v);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      const __m256 x = _mm256_broadcast_ss(a + r * lda + p);
+      const __m256 x = _mm256_broadcast_ss(a + r * a_row + p * a_col);
 #pragma GCC unroll 2
       for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(x, bv[v], acc[r][v]);
     }
@@ -32,18 +32,21 @@ __attribute__((target("avx2,fma"))) void tile(int64_t k, const float* a, int64_t
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) _mm256_storeu_ps(c + r * ldc + 8 * v, acc[r][v]);
+    for (int v = 0; v < V; ++v) {
+      float* out = c + r * ldc + 8 * v;
+      _mm256_storeu_ps(out, accumulate ? _mm256_add_ps(_mm256_loadu_ps(out), acc[r][v]) : acc[r][v]);
+    }
 }
 
-template <int V>
-void row_block(int64_t rows, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+template <int V, class... Args>
+void row_block(int64_t rows, Args... args) {
   switch (rows) {
-    case 1: return tile<1, V>(k, a, lda, b, ldb, c, ldc);
-    case 2: return tile<2, V>(k, a, lda, b, ldb, c, ldc);
-    case 3: return tile<3, V>(k, a, lda, b, ldb, c, ldc);
-    case 4: return tile<4, V>(k, a, lda, b, ldb, c, ldc);
-    case 5: return tile<5, V>(k, a, lda, b, ldb, c, ldc);
-    default: return tile<6, V>(k, a, lda, b, ldb, c, ldc);
+    case 1: return tile<1, V>(args...);
+    case 2: return tile<2, V>(args...);
+    case 3: return tile<3, V>(args...);
+    case 4: return tile<4, V>(args...);
+    case 5: return tile<5, V>(args...);
+    default: return tile<6, V>(args...);
   }
 }
 
@@ -51,16 +54,18 @@ void row_block(int64_t rows, int64_t k, const float* a, int64_t lda, const float
 
 bool small_gemm_available() { return isa_allows_avx2(); }
 
-void small_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                int64_t ldc) {
+void small_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col, const float* b,
+                int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   // Column blocks outermost: a block's k x 16 panel of B stays in L1 while every row block reads it.
   for (int64_t j = 0; j < n; j += 16)
     for (int64_t i = 0; i < m; i += 6) {
       const int64_t rows = m - i < 6 ? m - i : 6;
+      const float* ai = a + i * a_row;
+      float* ci = c + i * ldc + j;
       if (n - j >= 16)
-        row_block<2>(rows, k, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
+        row_block<2>(rows, k, ai, a_row, a_col, b + j, ldb, ci, ldc, accumulate);
       else
-        row_block<1>(rows, k, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
+        row_block<1>(rows, k, ai, a_row, a_col, b + j, ldb, ci, ldc, accumulate);
     }
 }
 

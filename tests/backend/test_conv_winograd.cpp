@@ -1,8 +1,9 @@
 // The AVX2 Winograd F(2x2, 3x3) convolutions (backend/cpu/conv_winograd.h) against the plain-loop
 // references: "same" and "valid" padding, asymmetric and 2-pixel pads, odd and even output sizes
 // (partial edge tiles), channel counts from 8 to 72 (every register-tile remainder of the GEMMs),
-// bias and ReLU, the input gradient, batch 1; results that do not depend on the thread count;
-// and the support predicate.
+// bias and ReLU, the input gradient, the weight and bias gradients (one block of tiles and many,
+// so one partial sum and several), batch 1; results that do not depend on the thread count; and
+// the support predicate.
 #include <gtest/gtest.h>
 
 #include "backend/cpu/conv_winograd.h"
@@ -65,13 +66,24 @@ Tensor backward_data(const Case& c, const Tensor& dy, const Tensor& k) {
   return dx;
 }
 
+struct WeightGrads {
+  Tensor dk, db;
+};
+
+WeightGrads backward_weights(const Case& c, const Tensor& x, const Tensor& dy) {
+  WeightGrads g{Tensor::full({3, 3, c.x[3], c.outputs}, std::nan("")), Tensor::full({c.outputs}, std::nan(""))};
+  cpu::conv2d_backward_weights_winograd(x.data<float>(), c.x, dy.data<float>(), dy.shape(), g.dk.data<float>(),
+                                        g.dk.shape(), g.db.data<float>(), params_of(c));
+  return g;
+}
+
 bool has_winograd(const Case& c) {
   return cpu::conv2d_winograd_supported({3, 3, c.x[3], c.outputs}, params_of(c), "relu");
 }
 
 }  // namespace
 
-TEST(ConvWinograd, ForwardAndInputGradientMatchTheReference) {
+TEST(ConvWinograd, EveryDirectionMatchesTheReference) {
   uint64_t seed = 10;
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
@@ -86,6 +98,14 @@ TEST(ConvWinograd, ForwardAndInputGradientMatchTheReference) {
     EXPECT_GE(element_as_double(ops::min(relu), 0), 0.0);
     Tensor dy = random::normal(output_shape(c), 0.0, 1.0, seed + 3);
     EXPECT_LT(relative_error(backward_data(c, dy, k), cpu::reference_conv2d_backward_data(dy, k, c.x, p)), kTolerance);
+    WeightGrads g = backward_weights(c, x, dy);
+    EXPECT_LT(relative_error(g.dk, cpu::reference_conv2d_backward_weights(x, dy, k.shape(), p)), kTolerance);
+    EXPECT_LT(relative_error(g.db, ops::sum(ops::reshape(dy, {-1, c.outputs}), std::vector<int64_t>{0})), kTolerance);
+    // Without db the weight gradient is the same and nothing else is written.
+    Tensor dk_alone = Tensor::full(k.shape(), std::nan(""));
+    cpu::conv2d_backward_weights_winograd(x.data<float>(), c.x, dy.data<float>(), dy.shape(), dk_alone.data<float>(),
+                                          k.shape(), nullptr, p);
+    EXPECT_EQ(keras::testing::max_abs_difference(dk_alone, g.dk), 0.0);
   }
 }
 
@@ -98,10 +118,14 @@ TEST(ConvWinograd, BitsDoNotDependOnTheThreadCount) {
   const int threads = num_threads();
   set_num_threads(1);
   Tensor y1 = forward(c, x, k, Tensor(), "linear"), dx1 = backward_data(c, dy, k);
+  WeightGrads g1 = backward_weights(c, x, dy);
   for (int n : {2, 3, 5}) {
     set_num_threads(n);
     EXPECT_EQ(keras::testing::max_abs_difference(forward(c, x, k, Tensor(), "linear"), y1), 0.0) << n << " threads";
     EXPECT_EQ(keras::testing::max_abs_difference(backward_data(c, dy, k), dx1), 0.0) << n << " threads";
+    WeightGrads g = backward_weights(c, x, dy);
+    EXPECT_EQ(keras::testing::max_abs_difference(g.dk, g1.dk), 0.0) << n << " threads";
+    EXPECT_EQ(keras::testing::max_abs_difference(g.db, g1.db), 0.0) << n << " threads";
   }
   set_num_threads(threads);
 }
@@ -112,6 +136,7 @@ TEST(ConvWinograd, SupportPredicate) {
   if (!cpu::conv2d_winograd_supported({3, 3, 16, 16}, same, "linear")) GTEST_SKIP() << "no AVX2 on this CPU";
   EXPECT_TRUE(cpu::conv2d_winograd_supported({3, 3, 8, 64}, same, "relu"));
   EXPECT_TRUE(cpu::conv2d_backward_data_winograd_supported({3, 3, 16, 16}, same));
+  EXPECT_TRUE(cpu::conv2d_backward_weights_winograd_supported({3, 3, 16, 16}, same));
   EXPECT_FALSE(cpu::conv2d_winograd_supported({3, 3, 16, 16}, same, "sigmoid"));
   EXPECT_FALSE(cpu::conv2d_winograd_supported({3, 3, 3, 16}, same, "linear"));   // 3 channels in
   EXPECT_FALSE(cpu::conv2d_winograd_supported({3, 3, 16, 12}, same, "linear"));  // a partial vector out
@@ -125,5 +150,6 @@ TEST(ConvWinograd, SupportPredicate) {
   for (const ConvParams& p : {strided, dilated, grouped, padded}) {
     EXPECT_FALSE(cpu::conv2d_winograd_supported({3, 3, 16, 16}, p, "linear")) << p.str();
     EXPECT_FALSE(cpu::conv2d_backward_data_winograd_supported({3, 3, 16, 16}, p)) << p.str();
+    EXPECT_FALSE(cpu::conv2d_backward_weights_winograd_supported({3, 3, 16, 16}, p)) << p.str();
   }
 }
