@@ -23,9 +23,12 @@ bool attention_heads_supported(const Tensor& q, const Tensor& k, const Tensor& v
 // Self-attention from one packed projection: qkv (B, T, 3, H, D), as the interleaved output of
 // query, key and value kernels concatenated along their outputs, gives what
 // attention_heads(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], scale) gives (the same GEMMs and
-// softmax: bit for bit), without the three slices; its gradient is one dqkv tensor, so the projection's backward is one GEMM
-// with no sum of three input gradients. CPU only: check attention_heads_packed_supported.
+// softmax: bit for bit), without the three slices; its gradient is one dqkv tensor, so the
+// projection's backward is one GEMM with no sum of three input gradients. ShapeError for another
+// rank or a third extent other than 3. CPU only: check attention_heads_packed_supported.
 AttentionHeadsOutputs attention_heads_packed(const Tensor& qkv, double scale);
+// Whether attention_heads_packed has a kernel for qkv: on the CPU, rank 5 with a third extent of
+// 3, float32 or float64.
 bool attention_heads_packed_supported(const Tensor& qkv);
 
 }  // namespace keras::ops

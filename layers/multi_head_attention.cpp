@@ -125,15 +125,16 @@ Tensor MultiHeadAttentionImpl::packed_self_attention(const Tensor& x) const {
   const int64_t d = x.shape()[2], width = heads * dim;
   TensorList kernels, biases;
   for (const auto* p : {&query_, &key_, &value_}) {
-    Tensor kernel = (*p)->kernel().value();
-    if (kernel.dtype() != x.dtype() || kernel.device() != x.device()) return {};
+    Tensor kernel = (*p)->kernel().value(), bias = options_.use_bias ? (*p)->bias().value() : kernel;
+    if (kernel.dtype() != x.dtype() || bias.dtype() != x.dtype() || kernel.device() != x.device() ||
+        bias.device() != x.device())
+      return {};
     kernels.push_back(ops::reshape(kernel, {d, width}));
-    if (options_.use_bias) biases.push_back(ops::reshape((*p)->bias().value(), {width}));
+    if (options_.use_bias) biases.push_back(ops::reshape(bias, {width}));
   }
   Tensor qkv = ops::dense(ops::reshape(x, {-1, d}), ops::concatenate(kernels, 1),
                           options_.use_bias ? ops::concatenate(biases, 0) : Tensor());
   qkv = ops::reshape(qkv, {x.shape()[0], x.shape()[1], 3, heads, dim});
-  if (!ops::attention_heads_packed_supported(qkv)) return {};
   return ops::attention_heads_packed(qkv, 1.0 / std::sqrt(static_cast<double>(dim))).output;
 }
 

@@ -78,7 +78,7 @@ inline constexpr double kWinogradMargin = 1.05;
 // direct kernels within a few percent of oneDNN on ResNet-20's 16- and 32-channel layers, so noise
 // decided each run's choice; pinned, the direct kernels made whole training steps 4% faster
 // (AMX Xeon, 1,075 against 1,033 samples/s, four alternated runs each). And `direct` alone gives
-// the same bits for any thread count.
+// the same bits for any thread count while rounding as the exact kernels do.
 inline constexpr double kDirectMargin = 1.03;
 
 // What the chooser needs to time candidates on a problem's real tensors.

@@ -13,8 +13,8 @@
 #include "backend/cpu/conv_backward_weights_direct.h"
 #include "backend/cpu/conv_choice.h"
 #include "backend/cpu/conv_direct.h"
-#include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/conv_onednn.h"
+#include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/op_registry.h"
 

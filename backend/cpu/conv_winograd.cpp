@@ -79,8 +79,7 @@ __attribute__((target("avx2,fma"))) void transform_outputs(const Problem& g, int
     const int64_t t = t0 + b, n = t / per_image, oy0 = 2 * (t % per_image / tl.tw()), ox0 = 2 * (t % tl.tw());
     const bool row1 = oy0 + 1 < tl.oh, col1 = ox0 + 1 < tl.ow;
     const float* mb = m + b * O;
-    float* y0 = g.y + ((n * tl.oh + oy0) * tl.ow + ox0) * O;
-    float* y1 = y0 + tl.ow * O;
+    const int64_t at = ((n * tl.oh + oy0) * tl.ow + ox0) * O;  // the tile's first output; row 1 is ow * O on
     for (int64_t o0 = 0; o0 < O; o0 += 8) {
       __m256 s[2][4];  // A^T M: over the rows of M
 #pragma GCC unroll 4
@@ -96,16 +95,15 @@ __attribute__((target("avx2,fma"))) void transform_outputs(const Problem& g, int
       for (int i = 0; i < 2; ++i) {
         out[i][0] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s[i][0], s[i][1]), s[i][2]), bias);
         out[i][1] = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(s[i][1], s[i][2]), s[i][3]), bias);
-        if (g.relu) {
-          out[i][0] = _mm256_max_ps(out[i][0], _mm256_setzero_ps());
-          out[i][1] = _mm256_max_ps(out[i][1], _mm256_setzero_ps());
-        }
+        if (g.relu)  // max(x, 0) gives 0 for NaN; blend the NaN lanes back (relu keeps NaN)
+          for (__m256& v : out[i])
+            v = _mm256_blendv_ps(_mm256_max_ps(v, _mm256_setzero_ps()), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
       }
-      _mm256_storeu_ps(y0 + o0, out[0][0]);
-      if (col1) _mm256_storeu_ps(y0 + O + o0, out[0][1]);
+      _mm256_storeu_ps(g.y + at + o0, out[0][0]);
+      if (col1) _mm256_storeu_ps(g.y + at + O + o0, out[0][1]);
       if (row1) {
-        _mm256_storeu_ps(y1 + o0, out[1][0]);
-        if (col1) _mm256_storeu_ps(y1 + O + o0, out[1][1]);
+        _mm256_storeu_ps(g.y + at + tl.ow * O + o0, out[1][0]);
+        if (col1) _mm256_storeu_ps(g.y + at + (tl.ow + 1) * O + o0, out[1][1]);
       }
     }
   }

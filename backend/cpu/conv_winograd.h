@@ -19,8 +19,9 @@
 namespace keras::cpu {
 
 // True when conv2d_winograd runs the problem: AVX2 with FMA (cpu_isa.h's cap applies), a 3x3
-// kernel, strides and dilations 1, one group, input and output channels multiples of 8, each
-// padding between 0 and 2, activation "linear" or "relu". KERAS_CONV_DIRECT=0 (conv_direct.h's
+// kernel, strides and dilations 1, one group, input and output channels multiples of 8 up to
+// kDirectMaxChannels (64), each padding between 0 and 2, activation "linear" or "relu" (which
+// keeps NaN, as the direct kernels' does). KERAS_CONV_DIRECT=0 (conv_direct.h's
 // switch) turns it off with the direct kernels.
 bool conv2d_winograd_supported(const Shape& kernel_shape, const ConvParams& params, const std::string& activation);
 // The same for the input gradient (activation linear).

@@ -28,12 +28,15 @@ struct Tiling {
   int64_t tiles() const { return n * th() * tw(); }
 };
 
-// 3x3 kernel, strides and dilations 1, one group, channels in whole vectors, pads of 0 to 2 (a
-// pad p of the forward pass is 2 - p in the input gradient's), AVX2 present and allowed.
+// 3x3 kernel, strides and dilations 1, one group, channels in whole vectors and at most
+// kDirectMaxChannels (wider layers are oneDNN's, and they would make the transformed kernel and
+// the weight gradient's partial sums large), pads of 0 to 2 (a pad p of the forward pass is
+// 2 - p in the input gradient's), AVX2 present and allowed.
 inline bool shape_fits(const Shape& ks, const ConvParams& p) {
   auto pad_ok = [](int64_t pad) { return pad >= 0 && pad <= 2; };
+  auto channels_ok = [](int64_t c) { return c > 0 && c % 8 == 0 && c <= kDirectMaxChannels; };
   return conv_direct_available() && small_gemm_available() && ks.size() == 4 && ks[0] == 3 && ks[1] == 3 &&
-         ks[2] % 8 == 0 && ks[3] % 8 == 0 && ks[2] > 0 && ks[3] > 0 && p.groups == 1 && p.stride_h == 1 &&
+         channels_ok(ks[2]) && channels_ok(ks[3]) && p.groups == 1 && p.stride_h == 1 &&
          p.stride_w == 1 && p.dilation_h == 1 && p.dilation_w == 1 && pad_ok(p.pad_top) && pad_ok(p.pad_bottom) &&
          pad_ok(p.pad_left) && pad_ok(p.pad_right);
 }

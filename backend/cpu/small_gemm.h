@@ -16,7 +16,8 @@ bool small_gemm_available();
 // C = A B (or C += A B with `accumulate`): C (m x n, row-major, row stride ldc), A (m x k) read
 // as a[i * a_row + p * a_col], so A or its transpose are passed as they lie in memory, B (k x n,
 // row-major, row stride ldb). Without `accumulate` C's old values are never read. Each element
-// is summed over k in order by one FMA chain, then added to C's old value. Preconditions:
+// is summed over k in order by one FMA chain (then, with `accumulate`, added to C's old value).
+// Preconditions:
 // small_gemm_available(), n a multiple of 8, m, n, k >= 0.
 void small_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col, const float* b,
                 int64_t ldb, float* c, int64_t ldc, bool accumulate);

@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -244,7 +245,10 @@ TEST_F(ConvChoice, DirectSwitchExcludesTheDirectKernels) {
   uint64_t seed = 300;
   for (const auto& c : cases()) run_all(c, inputs_of(c, seed += 10));
   EXPECT_EQ(cpu::conv_choices().size(), 3 * cases().size());
-  for (const auto& ch : cpu::conv_choices()) EXPECT_FALSE(has(ch.candidates, ConvCandidate::direct)) << ch.key;
+  for (const auto& ch : cpu::conv_choices()) {  // the switch holds the project's Winograd too
+    EXPECT_FALSE(has(ch.candidates, ConvCandidate::direct)) << ch.key;
+    EXPECT_FALSE(has(ch.candidates, ConvCandidate::winograd)) << ch.key;
+  }
   // A choice of `direct` made before the switch is decided again, not reused.
   cpu::set_conv_direct(true);
   cpu::reset_conv_choices();
@@ -331,9 +335,10 @@ TEST_F(ConvChoice, CorruptPinFileNamesFileAndLine) {
 namespace {
 
 // A fake problem for the schedule tests: `direct` returns at once, `onednn_direct` sleeps 25 ms,
-// Winograd writes a wrong result; every run is counted per candidate.
+// oneDNN's Winograd writes a wrong result, the project's `winograd` the right one; every run is
+// counted per candidate.
 struct FakeProblem {
-  std::array<std::atomic<int>, 3> runs{};
+  std::array<std::atomic<int>, 4> runs{};
   std::vector<float> out = std::vector<float>(8, 0.f);
   cpu::ConvTrial trial() {
     cpu::ConvTrial t;
@@ -345,7 +350,7 @@ struct FakeProblem {
     t.outputs = {{out.data(), out.size()}};
     return t;
   }
-  int total() const { return runs[0] + runs[1] + runs[2]; }
+  int total() const { return runs[0] + runs[1] + runs[2] + runs[3]; }
 };
 
 }  // namespace
@@ -388,6 +393,25 @@ TEST_F(ConvChoice, WinogradOutOfToleranceNeverReachesTheCaller) {
   ASSERT_EQ(choices.size(), 1u);
   EXPECT_TRUE(choices[0].rejected[1]);
   EXPECT_EQ(choices[0].chosen, ConvCandidate::direct);
+  EXPECT_NEAR(choices[0].winograd_deviation, 1.0, 1e-12);
+}
+
+// With both Winograds among the candidates each is checked on its own: the wrong one is rejected
+// (its deviation recorded), the right one is held to the exact candidate's results and wins on time.
+TEST_F(ConvChoice, EachWinogradCheckedOnItsOwn) {
+  FakeProblem fake;
+  cpu::ConvTrial trial = fake.trial();
+  std::vector<ConvCandidate> cands{ConvCandidate::onednn_direct, ConvCandidate::onednn_winograd, ConvCandidate::winograd};
+  cpu::run_conv("test|two_winograds", cands, trial);
+  for (float v : fake.out) EXPECT_EQ(v, 1.f);
+  auto choices = cpu::conv_choices();
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_EQ(choices[0].chosen, ConvCandidate::winograd);
+  EXPECT_TRUE(choices[0].rejected[1]);
+  EXPECT_FALSE(choices[0].rejected[2]);
+  EXPECT_NEAR(choices[0].deviations[1], 1.0, 1e-12);
+  EXPECT_EQ(choices[0].deviations[2], 0.0);
+  EXPECT_TRUE(std::isnan(choices[0].deviations[0]));
   EXPECT_NEAR(choices[0].winograd_deviation, 1.0, 1e-12);
 }
 
@@ -438,6 +462,8 @@ void expect_kept_within_margin(const std::string& key, ConvCandidate a, ConvCand
 // leaves the exact one, 40% faster wins.
 TEST_F(ConvChoice, WinogradWinsOnlyByTheMargin) {
   expect_kept_within_margin("test|margin", ConvCandidate::onednn_direct, ConvCandidate::onednn_winograd,
+                            cpu::kWinogradMargin, 14.0);
+  expect_kept_within_margin("test|own_margin", ConvCandidate::onednn_direct, ConvCandidate::winograd,
                             cpu::kWinogradMargin, 14.0);
 }
 

@@ -1,10 +1,13 @@
 // The AVX2 Winograd F(2x2, 3x3) convolutions (backend/cpu/conv_winograd.h) against the plain-loop
 // references: "same" and "valid" padding, asymmetric and 2-pixel pads, odd and even output sizes
-// (partial edge tiles), channel counts from 8 to 72 (every register-tile remainder of the GEMMs),
-// bias and ReLU, the input gradient, the weight and bias gradients (one block of tiles and many,
-// so one partial sum and several), batch 1; results that do not depend on the thread count; and
-// the support predicate.
+// (partial edge tiles), channel counts from 8 to 64 (every register-tile remainder of the GEMMs),
+// bias and ReLU (keeping NaN), the input gradient, the weight and bias gradients (one block of
+// tiles and nine, so one partial sum and eight over one or two blocks each), batch 1; results
+// that do not depend on the thread count; and the support predicate.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
 
 #include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/reference_conv.h"
@@ -35,10 +38,13 @@ std::vector<Case> cases() {
       {"same 16 -> 16, even sizes", {2, 8, 8, 16}, 16, 1, 1, 1, 1},
       {"valid 32 -> 64, odd output (edge tiles)", {2, 9, 11, 32}, 64, 0, 0, 0, 0},
       {"8 -> 24, a partial GEMM column block", {3, 7, 6, 8}, 24, 1, 1, 1, 1},
-      {"72 -> 8, deep channels, 1 output vector", {1, 5, 9, 72}, 8, 1, 1, 1, 1},
+      {"64 -> 8, deep channels, 1 output vector", {1, 5, 9, 64}, 8, 1, 1, 1, 1},
       {"pads of 2 and asymmetric pads", {2, 6, 7, 16}, 32, 2, 0, 0, 2},
       {"1x1 image, same", {4, 1, 1, 8}, 16, 1, 1, 1, 1},
-      {"many tiles (several blocks per thread)", {9, 20, 18, 8}, 8, 1, 1, 1, 1},
+      {"two blocks of tiles", {9, 20, 18, 8}, 8, 1, 1, 1, 1},
+      // 576 tiles in 9 blocks of 64: a thread runs several blocks, and the weight gradient's 8
+      // partial sums (kMaxChunks) take one or two blocks each.
+      {"9 blocks of tiles, 64 channels", {4, 24, 24, 64}, 64, 1, 1, 1, 1},
   };
 }
 
@@ -84,10 +90,11 @@ bool has_winograd(const Case& c) {
 }  // namespace
 
 TEST(ConvWinograd, EveryDirectionMatchesTheReference) {
+  if (!has_winograd(cases()[0])) GTEST_SKIP() << "no AVX2 on this CPU (or capped below it)";
   uint64_t seed = 10;
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
-    if (!has_winograd(c)) GTEST_SKIP() << "no AVX2 on this CPU (or capped below it)";
+    ASSERT_TRUE(has_winograd(c));
     Tensor x = random::normal(c.x, 0.0, 1.0, seed += 3);
     Tensor k = random::normal({3, 3, c.x[3], c.outputs}, 0.0, 0.2, seed + 1);
     Tensor bias = random::normal({c.outputs}, 0.0, 1.0, seed + 2);
@@ -109,13 +116,19 @@ TEST(ConvWinograd, EveryDirectionMatchesTheReference) {
   }
 }
 
+// Restores the thread count however the test ends.
+struct ThreadCountGuard {
+  int saved = num_threads();
+  ~ThreadCountGuard() { set_num_threads(saved); }
+};
+
 TEST(ConvWinograd, BitsDoNotDependOnTheThreadCount) {
   const Case c = cases().back();
   if (!has_winograd(c)) GTEST_SKIP() << "no AVX2 on this CPU (or capped below it)";
   Tensor x = random::normal(c.x, 0.0, 1.0, 5);
   Tensor k = random::normal({3, 3, c.x[3], c.outputs}, 0.0, 0.2, 6);
   Tensor dy = random::normal(output_shape(c), 0.0, 1.0, 7);
-  const int threads = num_threads();
+  ThreadCountGuard guard;
   set_num_threads(1);
   Tensor y1 = forward(c, x, k, Tensor(), "linear"), dx1 = backward_data(c, dy, k);
   WeightGrads g1 = backward_weights(c, x, dy);
@@ -127,7 +140,20 @@ TEST(ConvWinograd, BitsDoNotDependOnTheThreadCount) {
     EXPECT_EQ(keras::testing::max_abs_difference(g.dk, g1.dk), 0.0) << n << " threads";
     EXPECT_EQ(keras::testing::max_abs_difference(g.db, g1.db), 0.0) << n << " threads";
   }
-  set_num_threads(threads);
+}
+
+// ReLU keeps NaN (as the direct kernels and oneDNN do): a NaN input pixel reaches the outputs of
+// every tile that reads it instead of vanishing into max(NaN, 0) = 0.
+TEST(ConvWinograd, ReluKeepsNaN) {
+  const Case c = cases()[0];
+  if (!has_winograd(c)) GTEST_SKIP() << "no AVX2 on this CPU (or capped below it)";
+  std::vector<float> values(static_cast<size_t>(shape_numel(c.x)), 1.0f);
+  values[(3 * c.x[2] + 4) * c.x[3]] = std::nanf("");  // image 0, pixel (3, 4), channel 0
+  Tensor x = Tensor::from_vector(values, c.x);
+  Tensor k = random::normal({3, 3, c.x[3], c.outputs}, 0.0, 0.2, 8);
+  std::vector<float> y = forward(c, x, k, Tensor(), "relu").to_vector<float>();
+  EXPECT_TRUE(std::isnan(y[(3 * c.x[2] + 4) * c.outputs]));  // the output centred on it
+  EXPECT_FALSE(std::isnan(y[(7 * c.x[2] + 7) * c.outputs]));  // a corner far from it
 }
 
 TEST(ConvWinograd, SupportPredicate) {
@@ -140,6 +166,8 @@ TEST(ConvWinograd, SupportPredicate) {
   EXPECT_FALSE(cpu::conv2d_winograd_supported({3, 3, 16, 16}, same, "sigmoid"));
   EXPECT_FALSE(cpu::conv2d_winograd_supported({3, 3, 3, 16}, same, "linear"));   // 3 channels in
   EXPECT_FALSE(cpu::conv2d_winograd_supported({3, 3, 16, 12}, same, "linear"));  // a partial vector out
+  EXPECT_FALSE(cpu::conv2d_winograd_supported({3, 3, 128, 64}, same, "linear"));  // wide layers: oneDNN's
+  EXPECT_FALSE(cpu::conv2d_backward_weights_winograd_supported({3, 3, 64, 128}, same));
   EXPECT_FALSE(cpu::conv2d_winograd_supported({5, 5, 16, 16}, same, "linear"));
   EXPECT_FALSE(cpu::conv2d_winograd_supported({3, 1, 16, 16}, same, "linear"));
   ConvParams strided = same, dilated = same, grouped = same, padded = same;

@@ -20,12 +20,19 @@ inline double relative_error(const Tensor& a, const Tensor& ref) {
 }
 
 // max |a - b| over all elements, in float64, wherever a and b live (copied to the host); the
-// element counts must agree (a gtest failure otherwise).
+// element counts must agree (a gtest failure otherwise). NaN where one of a pair is NaN and the
+// other is not (so that an unwritten NaN-filled output fails every comparison); two NaNs match.
 inline double max_abs_difference(const Tensor& a, const Tensor& b) {
   const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
   EXPECT_EQ(x.size(), y.size());
   double d = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) d = std::max(d, std::abs(x[i] - y[i]));
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (std::isnan(x[i]) || std::isnan(y[i])) {
+      if (std::isnan(x[i]) != std::isnan(y[i])) return std::nan("");
+      continue;
+    }
+    d = std::max(d, std::abs(x[i] - y[i]));
+  }
   return d;
 }
 
