@@ -37,6 +37,15 @@ void check_heads(const std::string& where, const TensorSpec& q, const TensorSpec
 
 Shape probs_shape(const Shape& q, const Shape& k) { return {q[0], q[2], q[1], k[1]}; }
 
+// The gradients reaching an attention op's (out, probs): dout, zeros where none reached it, and
+// dprobs, of shape (0) where none reached the probabilities (the grad ops then skip them).
+std::pair<Tensor, Tensor> output_grads(const GradContext& g) {
+  const Tensor& out = g.output(0);
+  auto zeros = [&](const Shape& shape) { return Tensor::zeros(shape, out.dtype(), out.device()); };
+  return {g.grad_outputs[0].defined() ? g.grad_outputs[0] : zeros(out.shape()),
+          g.grad_outputs[1].defined() ? g.grad_outputs[1] : zeros({0})};
+}
+
 }  // namespace
 
 KERAS_REGISTER_OP(attention_heads) {
@@ -51,10 +60,7 @@ KERAS_REGISTER_OP(attention_heads) {
   def.grad_takes_missing = true;
   const OpDef* grad_op = &OpRegistry::instance().define("attention_heads_grad");
   def.grad = [grad_op](const GradContext& g) {
-    const Tensor& out = g.output(0);
-    auto zeros = [&](const Shape& shape) { return Tensor::zeros(shape, out.dtype(), out.device()); };
-    const Tensor dout = g.grad_outputs[0].defined() ? g.grad_outputs[0] : zeros(out.shape());
-    const Tensor dprobs = g.grad_outputs[1].defined() ? g.grad_outputs[1] : zeros({0});
+    const auto [dout, dprobs] = output_grads(g);
     return run_op(*grad_op, {dout, dprobs, g.input(0), g.input(1), g.input(2), g.output(1)}, g.attrs);
   };
 }
@@ -101,10 +107,7 @@ KERAS_REGISTER_OP(attention_heads_packed) {
   def.grad_takes_missing = true;
   const OpDef* grad_op = &OpRegistry::instance().define("attention_heads_packed_grad");
   def.grad = [grad_op](const GradContext& g) {
-    const Tensor& out = g.output(0);
-    auto zeros = [&](const Shape& shape) { return Tensor::zeros(shape, out.dtype(), out.device()); };
-    const Tensor dout = g.grad_outputs[0].defined() ? g.grad_outputs[0] : zeros(out.shape());
-    const Tensor dprobs = g.grad_outputs[1].defined() ? g.grad_outputs[1] : zeros({0});
+    const auto [dout, dprobs] = output_grads(g);
     return run_op(*grad_op, {dout, dprobs, g.input(0), g.output(1)}, g.attrs);
   };
 }
