@@ -1,11 +1,14 @@
 // backend/cpu/cpu_isa.h: ONEDNN_MAX_CPU_ISA caps our own kernels' ISA as it caps oneDNN's. Each
 // capped case runs in a fresh process (threadsafe death tests re-execute the program), since the
 // answers are read once per process.
+#include <cpuid.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "backend/bf16_compute.h"
 #include "backend/cpu/conv_choice.h"
@@ -93,6 +96,35 @@ TEST(CpuIsa, OlderVariableNameCapsToo) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   ScopedEnv cap("DNNL_MAX_CPU_ISA", "SSE41");
   EXPECT_EXIT(check_capped_below_avx2(), testing::ExitedWithCode(0), "");
+}
+
+// apps/cpu_cap runs this program a second time (ctest: *_under_cpu_cap) as on a Haswell-class
+// CPU: CPUID itself, on every thread and in re-executed children, reports no AVX-512 or bfloat16,
+// so GCC's feature tests, oneDNN and our kernels all answer as on an AVX2-only machine, with no
+// oneDNN variable set.
+bool cpuid_reports_avx512_or_bf16() {
+  unsigned a, b, c, d;
+  __cpuid_count(7, 0, a, b, c, d);
+  const bool avx512f = (b >> 16) & 1;
+  __cpuid_count(7, 1, a, b, c, d);
+  const bool avx512_bf16 = (a >> 5) & 1;
+  return avx512f || avx512_bf16;
+}
+
+TEST(CpuIsa, UnderCpuCapEverythingSeesAnAvx2Cpu) {
+  const char* cap = std::getenv("KERAS_CPU_CAP");
+  if (cap == nullptr || std::strcmp(cap, "avx2") != 0) GTEST_SKIP() << "run by ctest under apps/cpu_cap";
+  if (std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) GTEST_SKIP() << "a oneDNN cap is set too";
+  EXPECT_FALSE(cpuid_reports_avx512_or_bf16());
+  bool thread_sees_avx512 = true;
+  std::thread([&] { thread_sees_avx512 = cpuid_reports_avx512_or_bf16(); }).join();
+  EXPECT_FALSE(thread_sees_avx512);
+  EXPECT_FALSE(__builtin_cpu_supports("avx512f"));
+  EXPECT_FALSE(cpu_has_avx512());
+  // What the masked CPU still has stays visible.
+  EXPECT_TRUE(cpu_has_avx2());
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(check_capped_at_avx2(), testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
