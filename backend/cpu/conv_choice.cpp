@@ -2,6 +2,8 @@
 // decision, filled by timing the candidates on first use or from a pin file.
 #include "backend/cpu/conv_choice.h"
 
+#include "backend/cpu/conv_choice_file.h"
+
 #include <omp.h>
 #include <unistd.h>
 
@@ -11,12 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <unordered_map>
 #include <vector>
 
@@ -59,50 +59,6 @@ bool log_enabled() {
 }
 
 bool contains(const std::vector<ConvCandidate>& v, ConvCandidate c) { return std::find(v.begin(), v.end(), c) != v.end(); }
-
-// "<key> <candidate>" lines; blank lines and '#' comments skipped.
-std::vector<std::pair<std::string, ConvCandidate>> parse_pin_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail<IOError>("load_conv_choices", "a readable pin file", "'" + path + "'", "check the path (KERAS_CONV_CHOICES)");
-  std::vector<std::pair<std::string, ConvCandidate>> pins;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    std::istringstream fields(line);
-    std::string key, name, extra;
-    if (!(fields >> key) || key[0] == '#') continue;
-    std::string where = path + ":" + std::to_string(number);
-    const char* hint = "each line is '<key> <candidate>' as save_conv_choices writes it; delete the line (or the "
-                       "file) to choose by timing again";
-    if (!(fields >> name) || (fields >> extra))
-      fail<IOError>(where, "two fields '<key> <candidate>'", "'" + line + "'", hint);
-    auto c = conv_candidate_from_name(name);
-    if (!c) fail<IOError>(where, "a candidate (direct, onednn_direct, onednn_winograd or winograd)", "'" + name + "'", hint);
-    pins.emplace_back(key, *c);
-  }
-  return pins;
-}
-
-void write_choices(const std::vector<ConvChoice>& choices, const std::string& path) {
-  // Written beside the target and renamed: a reader never sees half a file.
-  std::string tmp = path + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    if (!out) fail<IOError>("save_conv_choices", "a writable file", "'" + path + "'", "check the folder exists");
-    out << "# keras CPU convolution choices, '<key> <candidate>' per line; KERAS_CONV_CHOICES=<this file> pins them.\n"
-           "# key: direction|x|kernel|y|strides|dilation|pads|groups|dtype|activation|bias|prop|threads[|deterministic]\n";
-    for (const ConvChoice& c : choices) out << c.key << ' ' << conv_candidate_name(c.chosen) << '\n';
-    if (!out.flush())
-      fail<IOError>("save_conv_choices", "the file written", "a write error on '" + tmp + "'", "check the disk space");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::string got = "'";  // appended piecewise: "'" + a temporary trips GCC 12's -Wrestrict
-    got += ec.message();
-    got += "' for '" + path + "'";
-    fail<IOError>("save_conv_choices", "a file renamed into place", got);
-  }
-}
 
 void save_at_exit() {
   std::string path;
@@ -158,12 +114,12 @@ double deviation(const ConvTrial& trial, const std::vector<std::vector<float>>& 
 // The buffer lives as long as one decision: a process keeps no megabytes for it.
 class CacheFlusher {
  public:
-  CacheFlusher() {
-    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    size_t bytes = 2 * static_cast<size_t>(l2 > 0 ? l2 : 2 << 20) * omp_get_max_threads();
-    junk_.resize(std::clamp<size_t>(bytes, 8 << 20, 64 << 20));
-  }
   void flush() {
+    if (junk_.empty()) {  // allocated on first use: warm trials never flush
+      long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+      size_t bytes = 2 * static_cast<size_t>(l2 > 0 ? l2 : 2 << 20) * omp_get_max_threads();
+      junk_.resize(std::clamp<size_t>(bytes, 8 << 20, 64 << 20));
+    }
     const char step = ++salt_;
     const long n = static_cast<long>(junk_.size());
     char* p = junk_.data();
@@ -177,7 +133,7 @@ class CacheFlusher {
 };
 
 double run_ms(const ConvTrial& trial, ConvCandidate c, CacheFlusher& flusher) {
-  flusher.flush();
+  if (!trial.warm) flusher.flush();
   auto t0 = std::chrono::steady_clock::now();
   trial.run(c);
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -1,4 +1,6 @@
-// Which kernel runs a float32 CPU convolution, chosen by measurement.
+// Which kernel runs a float32 CPU convolution, chosen by measurement. The Dense layer's
+// inference products use the same chooser (dense_panels.h: `direct` is the project's GEMM there,
+// `onednn_direct` oneDNN's matmul; keys start with "dense;").
 //
 // Why: the project's direct AVX2 kernels (conv_direct.h, conv_backward_weights_direct.h) beat
 // oneDNN 2.6 on AVX2-only CPUs and lose badly to its AVX-512 kernels (cnn inference 0.55x against
@@ -87,6 +89,10 @@ struct ConvTrial {
   std::function<void(ConvCandidate)> run;
   // The float32 buffers `run` writes (pointer, element count): compared between candidates.
   std::vector<std::pair<const float*, size_t>> outputs;
+  // Timed runs start from the caches as the previous run left them instead of flushed: for a
+  // problem repeated on the same operands (a Dense layer in inference reads the same weight on
+  // every call, which flushed trials would time from memory).
+  bool warm = false;
 };
 
 // Runs one call of the problem `problem_key` (no spaces; the caller's full parameter key, to

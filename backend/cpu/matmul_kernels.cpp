@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "backend/bf16_compute.h"
+#include "backend/cpu/dense_panels.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/cpu/reference_linalg.h"
 #include "backend/cpu/weight_cache.h"
@@ -255,8 +256,12 @@ void dense_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
     // Float32 weights are the layer's variables, worth keeping packed; bfloat16 ones are a fresh
     // cast of them on every call (mixed policies), which a cache would only reorder once more.
     const bool packed = x.dtype() == DType::float32;
-    onednn_matmul(make_operand({}, rows, k, false), make_operand({}, k, units, false), {rows, units}, x.raw_data(),
-                  w.raw_data(), has_bias ? in[2].raw_data() : nullptr, y.raw_data(), act, dt, packed ? &w : nullptr);
+    auto onednn = [&] {
+      onednn_matmul(make_operand({}, rows, k, false), make_operand({}, k, units, false), {rows, units}, x.raw_data(),
+                    w.raw_data(), has_bias ? in[2].raw_data() : nullptr, y.raw_data(), act, dt, packed ? &w : nullptr);
+    };
+    // Float32 inference: the project's panel kernels or oneDNN, as timed (dense_panels.h).
+    if (!packed || !cpu::run_dense_chosen(x, w, has_bias ? in[2].data<float>() : nullptr, y, rows, act, onednn)) onednn();
     return;
   }
   if (x.dtype() == DType::bfloat16) {  // k == 0: the bias (and activation) alone, as float32 does it

@@ -1,0 +1,55 @@
+// The project's own float32 Dense forward, y = act(x W + b), from W packed in column panels: the
+// `direct` candidate of the Dense products that the kernel chooser (conv_choice.h) times against
+// oneDNN's matmul.
+//
+// Why: a Dense layer in inference is a GEMM with a small row count (the batch) and a weight that
+// never changes, so the weight can be packed once (weight_cache.h) into panels of P columns,
+// each panel's K rows contiguous. Register tiles of R rows x P columns then read one panel row
+// and broadcast R inputs per step, with nothing packed per call. Capped at AVX2, oneDNN 2.6 runs
+// these shapes with its AVX2 sgemm at ~76-80% of the FMA peak, and a 10-unit output layer at a
+// few percent; these tiles reach ~82-88%.
+//
+// Layout of the packed weight: oneDNN's BA16a<P>b format of the (K, N) kernel, which for K a
+// multiple of 16 is [ceil(N / P)][K][P] floats (K and N padded to their blocks; padding never read
+// into a result). P = dense_panel_width().
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "backend/tensor.h"
+
+namespace keras::cpu {
+
+// Columns per panel for this CPU's kernels: 32 where AVX-512 is allowed, 16 with AVX2 and FMA,
+// 0 without (cpu_isa.h's cap applies).
+int dense_panel_width();
+
+// True where dense_panels can compute a Dense with this activation: a vector ISA and "linear"
+// or "relu".
+bool dense_panels_supported(const std::string& activation);
+
+// The packed layout of a (k, units) float32 kernel for dense_panels.
+dnnl::memory::desc dense_panel_desc(int64_t k, int64_t units);
+
+// y (rows x units, row-major) = act(x (rows x k, row-major) @ W + bias). `panels`: W in
+// dense_panel_desc(k, units) with `padded_k` its padded row count; `bias` may be null. Each
+// output element is summed over k in order by one FMA chain in one thread, so the result does
+// not depend on the thread count. Preconditions: dense_panels_supported(activation), k >= 1.
+void dense_panels(int64_t rows, int64_t k, int64_t units, const float* x, const float* panels, int64_t padded_k,
+                  const float* bias, float* y, bool relu);
+
+// A float32 Dense y = act(x W + b) (x: rows x k, W: k x units, contiguous) run by whichever of
+// dense_panels (`direct`) and oneDNN's matmul (`onednn_direct`, the caller's `onednn`) the
+// chooser of conv_choice.h timed faster for this problem (key: rows, k, units, activation, bias,
+// thread count). Only while W is unchanged since the previous call (inference: its packed copy is
+// kept per version by weight_cache.h); returns false, having written nothing, when W changed or
+// was first seen (a training step: packing it would cost more than the product gains) or where
+// the panels do not apply, and the caller runs oneDNN. So a model's first predict call runs
+// oneDNN and later ones the chosen kernel: results equal up to float32 rounding, not bit for bit.
+bool run_dense_chosen(const Tensor& x, const Tensor& w, const float* bias, Tensor& y, int64_t rows,
+                      const std::string& activation, const std::function<void()>& onednn);
+
+}  // namespace keras::cpu

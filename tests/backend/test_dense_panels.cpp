@@ -1,0 +1,131 @@
+// backend/cpu/dense_panels.h: the project's Dense forward from packed column panels against the
+// plain-loop reference (every tile height and a hanging last panel), its independence of the
+// thread count, and the dense op choosing it only for a weight unchanged between calls, never
+// from a stale packed copy. ctest runs this program again capped at AVX2 (16-column panels).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backend/cpu/conv_choice.h"
+#include "backend/cpu/dense_panels.h"
+#include "backend/cpu/reference_linalg.h"
+#include "backend/cpu/weight_cache.h"
+#include "backend/ops.h"
+#include "backend/random.h"
+#include "backend/threads.h"
+#include "tests/support/tensor_compare.h"
+
+namespace keras {
+namespace {
+
+using testing::max_abs_difference;
+using testing::relative_error;
+
+
+// dense_panels on x (rows, k) and w (k, units) packed here as dense_panels.h describes the
+// layout ([panels][k rounded up to 16][width], padding NaN: it must never reach a result), its
+// output inside a NaN-guarded buffer: returns y and checks that nothing past it was written.
+Tensor panels_forward(const Tensor& x, const Tensor& w, const Tensor& bias, bool relu) {
+  const int64_t rows = x.dim(0), k = w.dim(0), units = w.dim(1), width = cpu::dense_panel_width();
+  const int64_t padded_k = (k + 15) / 16 * 16, panels = (units + width - 1) / width;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor packed_tensor = Tensor::empty({panels * padded_k * width}, DType::float32);
+  packed_tensor.fill_(nan);
+  float* packed = packed_tensor.data<float>();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(packed) % 64, 0u) << "the kernels load panel rows aligned";
+  const float* pw = w.data<float>();
+  for (int64_t j = 0; j < units; ++j)
+    for (int64_t p = 0; p < k; ++p) packed[((j / width) * padded_k + p) * width + j % width] = pw[p * units + j];
+  std::vector<float> out(static_cast<size_t>(rows * units + 64), nan);
+  cpu::dense_panels(rows, k, units, x.data<float>(), packed, padded_k, bias.defined() ? bias.data<float>() : nullptr,
+                    out.data(), relu);
+  for (size_t i = static_cast<size_t>(rows * units); i < out.size(); ++i)
+    EXPECT_TRUE(std::isnan(out[i])) << "written past the output at " << i;
+  out.resize(static_cast<size_t>(rows * units));
+  return Tensor::from_vector(out, {rows, units});
+}
+
+// max |y - ref| relative to max(1, max |ref|): a relu may zero a small case's whole reference.
+double error_against(const Tensor& y, const Tensor& ref) {
+  const double scale = element_as_double(ops::max(ops::abs(ref.astype(DType::float64))), 0);
+  return max_abs_difference(y, ref) / std::max(1.0, scale);
+}
+
+class DensePanels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cpu::dense_panels_supported("relu")) GTEST_SKIP() << "no AVX2 here";
+  }
+};
+
+TEST_F(DensePanels, MatchesTheReferenceForEveryTileHeightAndHangingPanel) {
+  const int width = cpu::dense_panel_width();
+  // Rows cover every tile height (1 to 12) and several blocks; units a partial panel, exact
+  // panels and a panel and a bit; k down to 1 and not a multiple of 16.
+  struct Case {
+    int64_t rows, k, units;
+  };
+  for (const Case c : {Case{1, 1, 1}, Case{5, 3, 10}, Case{13, 33, width + 3}, Case{25, 70, 2 * width},
+                       Case{128, 100, 10}, Case{37, 17, 3 * width - 5}})
+    for (bool relu : {false, true})
+      for (bool with_bias : {false, true}) {
+        SCOPED_TRACE(std::to_string(c.rows) + "x" + std::to_string(c.k) + "x" + std::to_string(c.units) +
+                     (relu ? " relu" : " linear") + (with_bias ? " bias" : ""));
+        Tensor x = random::normal({c.rows, c.k}, 0, 1, 1), w = random::normal({c.k, c.units}, 0, 1, 2);
+        Tensor b = with_bias ? random::normal({c.units}, 0, 1, 3) : Tensor();
+        Tensor y = panels_forward(x, w, b, relu);
+        EXPECT_LT(error_against(y, cpu::reference_dense(x, w, b, relu ? "relu" : "linear")), 1e-6);
+      }
+}
+
+TEST_F(DensePanels, ReluKeepsNaNAsTheOtherKernelsDo) {
+  Tensor x = random::normal({3, 8}, 0, 1, 4), w = random::normal({8, 20}, 0, 1, 5);
+  x.data<float>()[8] = std::numeric_limits<float>::quiet_NaN();  // row 1
+  std::vector<float> y = panels_forward(x, w, Tensor(), true).to_vector<float>();
+  for (int j = 0; j < 20; ++j) {
+    EXPECT_FALSE(std::isnan(y[static_cast<size_t>(j)]));
+    EXPECT_TRUE(std::isnan(y[static_cast<size_t>(20 + j)])) << j;
+  }
+}
+
+TEST_F(DensePanels, ResultsDoNotDependOnTheThreadCount) {
+  Tensor x = random::normal({50, 90}, 0, 1, 6), w = random::normal({90, 70}, 0, 1, 7), b = random::normal({70}, 0, 1, 8);
+  const int before = num_threads();
+  set_num_threads(1);
+  Tensor y1 = panels_forward(x, w, b, true);
+  set_num_threads(2);
+  Tensor y2 = panels_forward(x, w, b, true);
+  set_num_threads(before);
+  EXPECT_EQ(max_abs_difference(y1, y2), 0.0);
+}
+
+// Through ops::dense: the first call of a weight runs oneDNN, later calls the chosen kernel
+// (the panels where forced); a weight written between calls is never read from its old packing.
+TEST_F(DensePanels, DenseOpUsesThePanelsOnlyForAnUnchangedWeight) {
+  cpu::reset_conv_choices();
+  cpu::force_conv_candidate(cpu::ConvCandidate::direct);
+  Tensor x = random::normal({9, 40}, 0, 1, 9), w = random::normal({40, 24}, 0, 1, 10), b = random::normal({24}, 0, 1, 11);
+  const auto reference = [&] { return cpu::reference_dense(x, w, b, "relu"); };
+  for (int call = 0; call < 3; ++call) EXPECT_LT(relative_error(ops::dense(x, w, b, "relu"), reference()), 1e-6) << call;
+  const auto reorders = cpu::weight_cache_stats().reorders;
+  // A new version (as an optimizer step writes it): the next call runs oneDNN on it, the one
+  // after packs it again.
+  w.copy_from(random::normal({40, 24}, 0, 1, 12));
+  EXPECT_LT(relative_error(ops::dense(x, w, b, "relu"), reference()), 1e-6);
+  EXPECT_LT(relative_error(ops::dense(x, w, b, "relu"), reference()), 1e-6);
+  EXPECT_GT(cpu::weight_cache_stats().reorders, reorders);
+  cpu::force_conv_candidate(std::nullopt);
+  // Unforced, the chooser decides once for the problem and names it in its decisions.
+  Tensor y = ops::dense(x, w, b, "relu");
+  EXPECT_LT(relative_error(y, reference()), 1e-6);
+  bool decided = false;
+  for (const auto& c : cpu::conv_choices()) decided = decided || c.key.rfind("dense;9;40;24;relu;1", 0) == 0;
+  EXPECT_TRUE(decided);
+  cpu::reset_conv_choices();
+}
+
+}  // namespace
+}  // namespace keras
