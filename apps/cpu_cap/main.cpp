@@ -3,14 +3,18 @@
 //
 //   cpu_cap avx2 PROGRAM [ARGS...]
 //
-// The program and every program it starts see a Haswell-class CPU: CPUID reports no AVX-512, AMX,
-// AVX-VNNI or AVX10 (cpuid_mask.cpp, loaded through LD_AUDIT), and glibc's own string functions are
+// The program and every program it starts see an AVX2 CPU without AVX-512: CPUID reports no
+// AVX-512, AMX, AVX-VNNI or AVX10 (cpuid_mask.cpp, loaded through LD_AUDIT), and glibc's own string functions are
 // told the same (GLIBC_TUNABLES), so oneDNN, MKL, OpenBLAS, ONNX Runtime, PyTorch and our kernels
 // all choose what they would choose there. Unlike ONEDNN_MAX_CPU_ISA and its kin, this caps
 // libraries that have no such variable. Cache sizes, core counts and clocks stay the machine's.
+// Not capped (ld.so ignores LD_AUDIT there): static and setuid programs, and children started
+// with a cleaned environment. Cannot run: programs that install their own SIGSEGV handler (perf,
+// MPI after MPI_Init, Python's faulthandler) or block SIGSEGV in a thread that runs CPUID.
+// Started from a program that is capped already, it runs PROGRAM as it is (still capped).
 //
 // Exits 77 (the usual "skipped") with a message when the CPU or kernel cannot fault CPUID, 64 on
-// a bad command line; otherwise it becomes the program (exec).
+// a bad command line, 69 without its module; otherwise it becomes the program (exec).
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -31,15 +35,32 @@ constexpr const char* kGlibcHwcaps =
     "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX_VNNI,-AVX512_VNNI,-AVX512_BF16,-AMX_TILE";
 
 bool cpuid_faulting_works() {
-  if (syscall(SYS_arch_prctl, kArchGetCpuid, 0) != 1) return false;
-  if (syscall(SYS_arch_prctl, kArchSetCpuid, 0) != 0) return false;
-  return syscall(SYS_arch_prctl, kArchSetCpuid, 1) == 0;
+  if (syscall(SYS_arch_prctl, kArchGetCpuid, 0L) != 1) return false;
+  if (syscall(SYS_arch_prctl, kArchSetCpuid, 0L) != 0) return false;
+  return syscall(SYS_arch_prctl, kArchSetCpuid, 1L) == 0;
 }
 
-void prepend(const char* name, const std::string& value, char separator) {
+// Inside a capped program CPUID faults already (ARCH_GET_CPUID says 0) and the environment
+// carries the cap to PROGRAM.
+bool already_capped() {
+  const char* level = std::getenv("KERAS_CPU_CAP");
+  return level && std::strcmp(level, "avx2") == 0 && syscall(SYS_arch_prctl, kArchGetCpuid, 0L) == 0;
+}
+
+// Adds `value` to a list variable: first (LD_AUDIT: ours loads first) or last (GLIBC_TUNABLES:
+// a later setting of the same tunable wins, so the user's own hwcaps would otherwise undo ours).
+void add_to(const char* name, const std::string& value, char separator, bool first) {
   const char* old = std::getenv(name);
-  const std::string joined = old && *old ? value + separator + old : value;
+  if (!old || !*old) return void(setenv(name, value.c_str(), 1));
+  const std::string joined = first ? value + separator + old : std::string(old) + separator + value;
   setenv(name, joined.c_str(), 1);
+}
+
+// Becomes the program; returns only when it cannot be started.
+int run(char** program) {
+  execvp(program[0], program);
+  std::fprintf(stderr, "cpu_cap: expected to run %s, got %s.\n", program[0], std::strerror(errno));
+  return 127;
 }
 
 }  // namespace
@@ -50,6 +71,7 @@ int main(int argc, char** argv) {
                  argc < 2 ? "no arguments" : argc < 3 ? "no program" : argv[1]);
     return 64;
   }
+  if (already_capped()) return run(argv + 2);
   if (!cpuid_faulting_works()) {
     std::fprintf(stderr,
                  "cpu_cap: expected a CPU and kernel that can fault CPUID (cpuid_fault in /proc/cpuinfo), got "
@@ -61,12 +83,10 @@ int main(int argc, char** argv) {
   if (!std::filesystem::exists(module)) {
     std::fprintf(stderr, "cpu_cap: expected its module at %s, got no such file. Rebuild the cpu_cap target.\n",
                  module.c_str());
-    return 64;
+    return 69;
   }
-  prepend("LD_AUDIT", module.string(), ':');
-  prepend("GLIBC_TUNABLES", kGlibcHwcaps, ':');
+  add_to("LD_AUDIT", module.string(), ':', true);
+  add_to("GLIBC_TUNABLES", kGlibcHwcaps, ':', false);
   setenv("KERAS_CPU_CAP", argv[1], 1);
-  execvp(argv[2], argv + 2);
-  std::fprintf(stderr, "cpu_cap: expected to run %s, got %s.\n", argv[2], std::strerror(errno));
-  return 127;
+  return run(argv + 2);
 }

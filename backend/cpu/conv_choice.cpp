@@ -2,8 +2,6 @@
 // decision, filled by timing the candidates on first use or from a pin file.
 #include "backend/cpu/conv_choice.h"
 
-#include "backend/cpu/conv_choice_file.h"
-
 #include <omp.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/cpu/conv_choice_file.h"
 #include "backend/determinism.h"
 #include "backend/errors.h"
 
@@ -282,12 +281,35 @@ void decide(State& s, Entry& e, const std::string& key, const std::vector<ConvCa
   if (log_enabled()) log_choice(e.choice);
 }
 
+std::string key_at_thread_count(const std::string& problem_key) {
+  return problem_key + "|t" + std::to_string(omp_in_parallel() ? 1 : omp_get_max_threads());
+}
+
 }  // namespace
+
+std::optional<ConvCandidate> conv_choice_for(const std::string& problem_key) {
+  if (op_determinism()) return std::nullopt;
+  const std::string key = key_at_thread_count(problem_key);
+  State& s = state();
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.forced) return std::nullopt;
+    load_env(s);
+    if (auto pin = s.pins.find(key); pin != s.pins.end()) return pin->second;
+    auto it = s.entries.find(key);
+    if (it == s.entries.end()) return std::nullopt;
+    entry = it->second;
+  }
+  std::unique_lock lock(entry->mutex, std::try_to_lock);  // held: being decided now
+  if (!lock.owns_lock() || !entry->decided) return std::nullopt;
+  return entry->choice.chosen;
+}
 
 void run_conv(const std::string& problem_key, const std::vector<ConvCandidate>& candidates, const ConvTrial& trial) {
   State& s = state();
   std::vector<ConvCandidate> allowed = candidates;
-  std::string key = problem_key + "|t" + std::to_string(omp_in_parallel() ? 1 : omp_get_max_threads());
+  std::string key = key_at_thread_count(problem_key);
   if (op_determinism()) {
     allowed.clear();
     for (auto c : candidates)

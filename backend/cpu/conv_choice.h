@@ -1,6 +1,7 @@
 // Which kernel runs a float32 CPU convolution, chosen by measurement. The Dense layer's
 // inference products use the same chooser (dense_panels.h: `direct` is the project's GEMM there,
-// `onednn_direct` oneDNN's matmul; keys start with "dense;").
+// `onednn_direct` oneDNN's matmul; keys start with "dense;"), with one exception to the same-bits
+// rule below: a weight's first call runs oneDNN before the chooser sees the problem.
 //
 // Why: the project's direct AVX2 kernels (conv_direct.h, conv_backward_weights_direct.h) beat
 // oneDNN 2.6 on AVX2-only CPUs and lose badly to its AVX-512 kernels (cnn inference 0.55x against
@@ -102,6 +103,11 @@ struct ConvTrial {
 // `candidates` (set_conv_direct(false) since) is decided again. Thread-safe: concurrent first
 // calls of one problem time once, the others wait for the decision. Rethrows what `trial` throws.
 void run_conv(const std::string& problem_key, const std::vector<ConvCandidate>& candidates, const ConvTrial& trial);
+
+// The candidate already decided (timed or pinned) for `problem_key` at the current thread count,
+// deciding nothing: nullopt while undecided or being decided, and in deterministic mode. For
+// callers that prepare a candidate's operands (a packed weight) only while it can still win.
+std::optional<ConvCandidate> conv_choice_for(const std::string& problem_key);
 
 // One decision: the key (thread count and determinism included), the candidates considered,
 // the winner, each candidate's best time in ms (NaN: not timed; rejected: Winograd out of

@@ -9,9 +9,11 @@
 #include <utility>
 
 #include "backend/cpu/conv_choice.h"
+#include "backend/cpu/conv_direct.h"
 #include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/dnnl_context.h"
 #include "backend/cpu/weight_cache.h"
+#include "backend/determinism.h"
 
 namespace keras::cpu {
 namespace {
@@ -103,7 +105,7 @@ int dense_panel_width() {
 }
 
 bool dense_panels_supported(const std::string& activation) {
-  return dense_panel_width() > 0 && (activation == "linear" || activation == "relu");
+  return conv_direct_available() && dense_panel_width() > 0 && (activation == "linear" || activation == "relu");
 }
 
 dnnl::memory::desc dense_panel_desc(int64_t k, int64_t units) {
@@ -122,8 +124,9 @@ void dense_panels(int64_t rows, int64_t k, int64_t units, const float* x, const 
   const int64_t panel_count = (units + width - 1) / width, row_blocks = (rows + tile_rows - 1) / tile_rows;
   // Panel-major tasks split in contiguous ranges: a thread keeps to few panels (each read from
   // L2 once per row block), and a one-panel layer still splits its rows.
-#pragma omp parallel for schedule(static)
-  for (int64_t task = 0; task < panel_count * row_blocks; ++task) {
+  const int64_t tasks = panel_count * row_blocks;
+#pragma omp parallel for schedule(static) if (tasks > 1)
+  for (int64_t task = 0; task < tasks; ++task) {
     const int64_t j = task / row_blocks, i = (task % row_blocks) * tile_rows;
     const int cols = static_cast<int>(std::min<int64_t>(width, units - j * width));
     alignas(64) float panel_bias[32] = {};
@@ -136,8 +139,12 @@ void dense_panels(int64_t rows, int64_t k, int64_t units, const float* x, const 
 
 bool run_dense_chosen(const Tensor& x, const Tensor& w, const float* bias, Tensor& y, int64_t rows,
                       const std::string& activation, const std::function<void()>& onednn) {
-  if (!dense_panels_supported(activation)) return false;
+  // Deterministic mode keeps oneDNN: the panels could only join from a weight's second call.
+  if (!dense_panels_supported(activation) || op_determinism()) return false;
   const int64_t k = w.dim(0), units = w.dim(1);
+  const std::string key = KeyBuilder("dense").add(rows).add(k).add(units).add(activation).add(int64_t{bias != nullptr}).str();
+  // Decided for oneDNN already: no packed copy of ours (it would only take memory and a cache slot).
+  if (conv_choice_for(key) == ConvCandidate::onednn_direct) return false;
   const dnnl::memory::desc plain({k, units}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
   const dnnl::memory::desc packed_desc = dense_panel_desc(k, units);
   const std::string layout = KeyBuilder("dense_panels").add(k).add(units).add(int64_t{dense_panel_width()}).str();
@@ -154,7 +161,6 @@ bool run_dense_chosen(const Tensor& x, const Tensor& w, const float* bias, Tenso
   };
   trial.outputs = {{y.data<float>(), static_cast<size_t>(y.numel())}};
   trial.warm = true;
-  const std::string key = KeyBuilder("dense").add(rows).add(k).add(units).add(activation).add(int64_t{bias != nullptr}).str();
   run_conv(key, {ConvCandidate::direct, ConvCandidate::onednn_direct}, trial);
   return true;
 }

@@ -27,15 +27,17 @@ namespace keras::cpu {
 // 0 without (cpu_isa.h's cap applies).
 int dense_panel_width();
 
-// True where dense_panels can compute a Dense with this activation: a vector ISA and "linear"
-// or "relu".
+// True where dense_panels can compute a Dense with this activation: a vector ISA, "linear" or
+// "relu", and the switch of the project's direct kernels on (KERAS_CONV_DIRECT=0 or
+// set_conv_direct(false) turns these off with them, conv_direct.h).
 bool dense_panels_supported(const std::string& activation);
 
 // The packed layout of a (k, units) float32 kernel for dense_panels.
 dnnl::memory::desc dense_panel_desc(int64_t k, int64_t units);
 
 // y (rows x units, row-major) = act(x (rows x k, row-major) @ W + bias). `panels`: W in
-// dense_panel_desc(k, units) with `padded_k` its padded row count; `bias` may be null. Each
+// dense_panel_desc(k, units), 64-byte aligned (panel rows are loaded aligned), with `padded_k`
+// its padded row count; `bias` may be null. Each
 // output element is summed over k in order by one FMA chain in one thread, so the result does
 // not depend on the thread count. Preconditions: dense_panels_supported(activation), k >= 1.
 void dense_panels(int64_t rows, int64_t k, int64_t units, const float* x, const float* panels, int64_t padded_k,
@@ -47,8 +49,9 @@ void dense_panels(int64_t rows, int64_t k, int64_t units, const float* x, const 
 // thread count). Only while W is unchanged since the previous call (inference: its packed copy is
 // kept per version by weight_cache.h); returns false, having written nothing, when W changed or
 // was first seen (a training step: packing it would cost more than the product gains) or where
-// the panels do not apply, and the caller runs oneDNN. So a model's first predict call runs
-// oneDNN and later ones the chosen kernel: results equal up to float32 rounding, not bit for bit.
+// the panels do not apply (also in deterministic mode, and once oneDNN has won the problem),
+// and the caller runs oneDNN. So a model's first predict call runs oneDNN and later ones the
+// chosen kernel: results equal up to float32 rounding, not bit for bit.
 bool run_dense_chosen(const Tensor& x, const Tensor& w, const float* bias, Tensor& y, int64_t rows,
                       const std::string& activation, const std::function<void()>& onednn);
 

@@ -32,7 +32,9 @@ struct WeightCache {
   std::unordered_map<std::string, Entry> entries;
   bool enabled = env_cache_enabled();
   uint64_t hits = 0, reorders = 0;
-  static constexpr size_t kCapacity = 256;
+  // Live weights only (dead ones are pruned first); a Dense weight in inference may hold two
+  // layouts (oneDNN's and dense_panels.h's), so a 24-layer transformer's ~150 Dense layers fit.
+  static constexpr size_t kCapacity = 1024;
 
   // Entries of dead tensors hold memory for nothing: drop them, and everything when still full.
   void prune() {

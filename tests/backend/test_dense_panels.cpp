@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <fstream>
 #include <limits>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "backend/cpu/dense_panels.h"
 #include "backend/cpu/reference_linalg.h"
 #include "backend/cpu/weight_cache.h"
+#include "backend/determinism.h"
 #include "backend/ops.h"
 #include "backend/random.h"
 #include "backend/threads.h"
@@ -23,7 +26,6 @@ namespace {
 
 using testing::max_abs_difference;
 using testing::relative_error;
-
 
 // dense_panels on x (rows, k) and w (k, units) packed here as dense_panels.h describes the
 // layout ([panels][k rounded up to 16][width], padding NaN: it must never reach a result), its
@@ -62,14 +64,14 @@ class DensePanels : public ::testing::Test {
 };
 
 TEST_F(DensePanels, MatchesTheReferenceForEveryTileHeightAndHangingPanel) {
-  const int width = cpu::dense_panel_width();
-  // Rows cover every tile height (1 to 12) and several blocks; units a partial panel, exact
-  // panels and a panel and a bit; k down to 1 and not a multiple of 16.
+  const int64_t width = cpu::dense_panel_width(), tile_rows = width == 32 ? 12 : 6;
+  // Units a partial panel, exact panels, and panels and a bit; k down to 1 and not a multiple of 16.
   struct Case {
     int64_t rows, k, units;
   };
-  for (const Case c : {Case{1, 1, 1}, Case{5, 3, 10}, Case{13, 33, width + 3}, Case{25, 70, 2 * width},
-                       Case{128, 100, 10}, Case{37, 17, 3 * width - 5}})
+  std::vector<Case> cases = {{1, 1, 1}, {5, 3, 10}, {25, 70, 2 * width}, {128, 100, 10}, {37, 17, 3 * width - 5}};
+  for (int64_t rows = 1; rows <= 2 * tile_rows + 1; ++rows) cases.push_back({rows, 33, width + 3});  // every tile height
+  for (const Case& c : cases)
     for (bool relu : {false, true})
       for (bool with_bias : {false, true}) {
         SCOPED_TRACE(std::to_string(c.rows) + "x" + std::to_string(c.k) + "x" + std::to_string(c.units) +
@@ -102,29 +104,65 @@ TEST_F(DensePanels, ResultsDoNotDependOnTheThreadCount) {
   EXPECT_EQ(max_abs_difference(y1, y2), 0.0);
 }
 
-// Through ops::dense: the first call of a weight runs oneDNN, later calls the chosen kernel
-// (the panels where forced); a weight written between calls is never read from its old packing.
+// Through ops::dense: the first call of a weight runs oneDNN, later calls the chosen kernel (the
+// panels where forced: then bit for bit the result of the panels on this test's own packing,
+// which checks oneDNN's packed layout and its panel stride over several panels); a weight written
+// between calls is never read from its old packing.
 TEST_F(DensePanels, DenseOpUsesThePanelsOnlyForAnUnchangedWeight) {
   cpu::reset_conv_choices();
   cpu::force_conv_candidate(cpu::ConvCandidate::direct);
-  Tensor x = random::normal({9, 40}, 0, 1, 9), w = random::normal({40, 24}, 0, 1, 10), b = random::normal({24}, 0, 1, 11);
+  const int64_t units = 2 * cpu::dense_panel_width() + 5;
+  Tensor x = random::normal({9, 17}, 0, 1, 9), w = random::normal({17, units}, 0, 1, 10), b = random::normal({units}, 0, 1, 11);
   const auto reference = [&] { return cpu::reference_dense(x, w, b, "relu"); };
-  for (int call = 0; call < 3; ++call) EXPECT_LT(relative_error(ops::dense(x, w, b, "relu"), reference()), 1e-6) << call;
+  EXPECT_LT(relative_error(ops::dense(x, w, b, "relu"), reference()), 1e-6);
+  for (int call = 1; call < 3; ++call) EXPECT_EQ(max_abs_difference(ops::dense(x, w, b, "relu"), panels_forward(x, w, b, true)), 0.0) << call;
   const auto reorders = cpu::weight_cache_stats().reorders;
   // A new version (as an optimizer step writes it): the next call runs oneDNN on it, the one
   // after packs it again.
-  w.copy_from(random::normal({40, 24}, 0, 1, 12));
+  w.copy_from(random::normal({17, units}, 0, 1, 12));
   EXPECT_LT(relative_error(ops::dense(x, w, b, "relu"), reference()), 1e-6);
-  EXPECT_LT(relative_error(ops::dense(x, w, b, "relu"), reference()), 1e-6);
+  EXPECT_EQ(max_abs_difference(ops::dense(x, w, b, "relu"), panels_forward(x, w, b, true)), 0.0);
   EXPECT_GT(cpu::weight_cache_stats().reorders, reorders);
   cpu::force_conv_candidate(std::nullopt);
   // Unforced, the chooser decides once for the problem and names it in its decisions.
-  Tensor y = ops::dense(x, w, b, "relu");
-  EXPECT_LT(relative_error(y, reference()), 1e-6);
+  EXPECT_LT(relative_error(ops::dense(x, w, b, "relu"), reference()), 1e-6);
   bool decided = false;
-  for (const auto& c : cpu::conv_choices()) decided = decided || c.key.rfind("dense;9;40;24;relu;1", 0) == 0;
+  for (const auto& c : cpu::conv_choices()) decided = decided || c.key.rfind("dense;9;17;" + std::to_string(units) + ";relu;1", 0) == 0;
   EXPECT_TRUE(decided);
   cpu::reset_conv_choices();
+}
+
+// Once oneDNN has won a problem (here by a pin) no panel copy of its weight is made: one cache
+// entry fewer than for the same problem pinned to the panels.
+TEST_F(DensePanels, NoPanelCopyOnceOneDnnIsChosen) {
+  cpu::reset_conv_choices();
+  const std::string pins = ::testing::TempDir() + "dense_panels_pins.txt";
+  {
+    std::ofstream out(pins);
+    const std::string threads = "|t" + std::to_string(num_threads());
+    out << "dense;6;30;20;linear;0" << threads << " onednn_direct\n"
+        << "dense;7;30;20;linear;0" << threads << " direct\n";
+  }
+  cpu::load_conv_choices(pins);
+  auto new_entries = [](int64_t rows, uint64_t seed) {
+    Tensor x = random::normal({rows, 30}, 0, 1, seed), w = random::normal({30, 20}, 0, 1, seed + 1);
+    cpu::clear_weight_cache();  // counted from empty (an insert also prunes earlier tests' dead weights)
+    for (int call = 0; call < 3; ++call)
+      EXPECT_LT(relative_error(ops::dense(x, w, Tensor(), "linear"), cpu::reference_dense(x, w, Tensor(), "linear")), 1e-6);
+    return cpu::weight_cache_stats().entries;
+  };
+  const size_t onednn = new_entries(6, 13), panels = new_entries(7, 15);
+  EXPECT_EQ(panels, onednn + 1);
+  cpu::reset_conv_choices();
+}
+
+// Deterministic mode keeps oneDNN, so the first call and later ones give the same bits.
+TEST_F(DensePanels, DeterministicModeGivesTheSameBitsFromTheFirstCall) {
+  set_op_determinism(true);
+  Tensor x = random::normal({20, 50}, 0, 1, 15), w = random::normal({50, 40}, 0, 1, 16), b = random::normal({40}, 0, 1, 17);
+  Tensor first = ops::dense(x, w, b, "relu");
+  for (int call = 1; call < 3; ++call) EXPECT_EQ(max_abs_difference(ops::dense(x, w, b, "relu"), first), 0.0) << call;
+  set_op_determinism(false);
 }
 
 }  // namespace
