@@ -1,7 +1,7 @@
 // Which kernel runs a float32 CPU convolution, chosen by measurement. The Dense layer's
 // inference products use the same chooser (dense_panels.h: `direct` is the project's GEMM there,
-// `onednn_direct` oneDNN's matmul; keys start with "dense;"), with one exception to the same-bits
-// rule below: a weight's first call runs oneDNN before the chooser sees the problem.
+// `onednn_direct` oneDNN's matmul; keys start with "dense;"). Those run the choice only outside a
+// recording tape: a training step's Dense runs oneDNN whatever was chosen.
 //
 // Why: the project's direct AVX2 kernels (conv_direct.h, conv_backward_weights_direct.h) beat
 // oneDNN 2.6 on AVX2-only CPUs and lose badly to its AVX-512 kernels (cnn inference 0.55x against

@@ -40,7 +40,7 @@ void write_choices(const std::vector<ConvChoice>& choices, const std::string& pa
     if (!out) fail<IOError>("save_conv_choices", "a writable file", "'" + path + "'", "check the folder exists");
     out << "# keras CPU convolution and Dense choices, '<key> <candidate>' per line; KERAS_CONV_CHOICES=<this file> pins them.\n"
            "# key: direction|x|kernel|y|strides|dilation|pads|groups|dtype|activation|bias|prop|threads[|deterministic]\n"
-           "# (Dense: dense;rows;inputs;units;activation;bias|threads[|deterministic])\n";
+           "# (Dense: dense;inputs;units;activation;bias|threads)\n";
     for (const ConvChoice& c : choices) out << c.key << ' ' << conv_candidate_name(c.chosen) << '\n';
     if (!out.flush())
       fail<IOError>("save_conv_choices", "the file written", "a write error on '" + tmp + "'", "check the disk space");

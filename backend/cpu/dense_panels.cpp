@@ -8,6 +8,7 @@
 #include <array>
 #include <utility>
 
+#include "backend/autodiff.h"
 #include "backend/cpu/conv_choice.h"
 #include "backend/cpu/conv_direct.h"
 #include "backend/cpu/cpu_isa.h"
@@ -139,17 +140,19 @@ void dense_panels(int64_t rows, int64_t k, int64_t units, const float* x, const 
 
 bool run_dense_chosen(const Tensor& x, const Tensor& w, const float* bias, Tensor& y, int64_t rows,
                       const std::string& activation, const std::function<void()>& onednn) {
-  // Deterministic mode keeps oneDNN: the panels could only join from a weight's second call.
-  if (!dense_panels_supported(activation) || op_determinism()) return false;
+  // A training step (a tape recording) keeps oneDNN: its weight is written every step, and a
+  // packed copy per step would cost more than the product gains. Deterministic mode keeps it too.
+  if (!dense_panels_supported(activation) || grad_recording() || op_determinism()) return false;
   const int64_t k = w.dim(0), units = w.dim(1);
-  const std::string key = KeyBuilder("dense").add(rows).add(k).add(units).add(activation).add(int64_t{bias != nullptr}).str();
+  // No row count in the key: one kernel for every batch size, so a sample's result does not depend
+  // on the batch it is predicted in (each candidate's rows are computed alike whatever their count).
+  const std::string key = KeyBuilder("dense").add(k).add(units).add(activation).add(int64_t{bias != nullptr}).str();
   // Decided for oneDNN already: no packed copy of ours (it would only take memory and a cache slot).
   if (conv_choice_for(key) == ConvCandidate::onednn_direct) return false;
   const dnnl::memory::desc plain({k, units}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
   const dnnl::memory::desc packed_desc = dense_panel_desc(k, units);
   const std::string layout = KeyBuilder("dense_panels").add(k).add(units).add(int64_t{dense_panel_width()}).str();
-  dnnl::memory packed = prepared_weights_if_stable(w, plain, packed_desc, layout);
-  if (!packed) return false;
+  dnnl::memory packed = prepared_weights(w, plain, packed_desc, layout);  // once per weight version
   const auto* panels = static_cast<const float*>(packed.get_data_handle());
   const int64_t padded_k = packed_desc.data.padded_dims[0];
   ConvTrial trial;

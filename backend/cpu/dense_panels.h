@@ -3,8 +3,8 @@
 // oneDNN's matmul.
 //
 // Why: a Dense layer in inference is a GEMM with a small row count (the batch) and a weight that
-// never changes, so the weight can be packed once (weight_cache.h) into panels of P columns,
-// each panel's K rows contiguous. Register tiles of R rows x P columns then read one panel row
+// does not change between calls, so it can be packed once (weight_cache.h) into panels of P
+// columns, each panel's K rows contiguous. Register tiles of R rows x P columns then read one panel row
 // and broadcast R inputs per step, with nothing packed per call. Capped at AVX2, oneDNN 2.6 runs
 // these shapes with its AVX2 sgemm at ~76-80% of the FMA peak, and a 10-unit output layer at a
 // few percent; these tiles reach ~82-88%.
@@ -45,13 +45,13 @@ void dense_panels(int64_t rows, int64_t k, int64_t units, const float* x, const 
 
 // A float32 Dense y = act(x W + b) (x: rows x k, W: k x units, contiguous) run by whichever of
 // dense_panels (`direct`) and oneDNN's matmul (`onednn_direct`, the caller's `onednn`) the
-// chooser of conv_choice.h timed faster for this problem (key: rows, k, units, activation, bias,
-// thread count). Only while W is unchanged since the previous call (inference: its packed copy is
-// kept per version by weight_cache.h); returns false, having written nothing, when W changed or
-// was first seen (a training step: packing it would cost more than the product gains) or where
-// the panels do not apply (also in deterministic mode, and once oneDNN has won the problem),
-// and the caller runs oneDNN. So a model's first predict call runs oneDNN and later ones the
-// chosen kernel: results equal up to float32 rounding, not bit for bit.
+// chooser of conv_choice.h timed faster for this layer shape (key: k, units, activation, bias,
+// thread count; not the rows, so that a sample gives the same bits in any batch), with W packed once per version (weight_cache.h). Only outside a recording
+// GradientTape (predict, evaluate, any call without a tape), so that every such call of a
+// problem, the first included, gives the same bits. Returns false, having written nothing, and
+// the caller runs oneDNN: in a training step (a tape recording: its weight is written every step,
+// and packing it per step would cost more than the product gains), in deterministic mode, where
+// the panels do not apply, and once oneDNN has won the problem (no packed copy then).
 bool run_dense_chosen(const Tensor& x, const Tensor& w, const float* bias, Tensor& y, int64_t rows,
                       const std::string& activation, const std::function<void()>& onednn);
 
