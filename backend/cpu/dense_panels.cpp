@@ -8,6 +8,8 @@
 #include <array>
 #include <utility>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "backend/autodiff.h"
 #include "backend/cpu/conv_choice.h"
 #include "backend/cpu/conv_direct.h"
@@ -98,6 +100,12 @@ constexpr auto avx512_tiles(std::integer_sequence<int, R...>) {
   return std::array<TileFn, sizeof...(R)>{tile_avx512<R + 1>...};
 }
 
+// The packed layout of a (k, units) float32 kernel (dense_panels.h): oneDNN's BA16a<P>b.
+dnnl::memory::desc panel_desc(int64_t k, int64_t units, int width) {
+  using tag = dnnl::memory::format_tag;
+  return dnnl::memory::desc({k, units}, dnnl::memory::data_type::f32, width == 32 ? tag::BA16a32b : tag::BA16a16b);
+}
+
 }  // namespace
 
 int dense_panel_width() {
@@ -107,12 +115,6 @@ int dense_panel_width() {
 
 bool dense_panels_supported(const std::string& activation) {
   return conv_direct_available() && dense_panel_width() > 0 && (activation == "linear" || activation == "relu");
-}
-
-dnnl::memory::desc dense_panel_desc(int64_t k, int64_t units) {
-  using tag = dnnl::memory::format_tag;
-  return dnnl::memory::desc({k, units}, dnnl::memory::data_type::f32,
-                            dense_panel_width() == 32 ? tag::BA16a32b : tag::BA16a16b);
 }
 
 void dense_panels(int64_t rows, int64_t k, int64_t units, const float* x, const float* panels, int64_t padded_k,
@@ -150,7 +152,7 @@ bool run_dense_chosen(const Tensor& x, const Tensor& w, const float* bias, Tenso
   // Decided for oneDNN already: no packed copy of ours (it would only take memory and a cache slot).
   if (conv_choice_for(key) == ConvCandidate::onednn_direct) return false;
   const dnnl::memory::desc plain({k, units}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
-  const dnnl::memory::desc packed_desc = dense_panel_desc(k, units);
+  const dnnl::memory::desc packed_desc = panel_desc(k, units, dense_panel_width());
   const std::string layout = KeyBuilder("dense_panels").add(k).add(units).add(int64_t{dense_panel_width()}).str();
   dnnl::memory packed = prepared_weights(w, plain, packed_desc, layout);  // once per weight version
   const auto* panels = static_cast<const float*>(packed.get_data_handle());

@@ -17,8 +17,6 @@
 #include <functional>
 #include <string>
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include "backend/tensor.h"
 
 namespace keras::cpu {
@@ -32,11 +30,8 @@ int dense_panel_width();
 // set_conv_direct(false) turns these off with them, conv_direct.h).
 bool dense_panels_supported(const std::string& activation);
 
-// The packed layout of a (k, units) float32 kernel for dense_panels.
-dnnl::memory::desc dense_panel_desc(int64_t k, int64_t units);
-
-// y (rows x units, row-major) = act(x (rows x k, row-major) @ W + bias). `panels`: W in
-// dense_panel_desc(k, units), 64-byte aligned (panel rows are loaded aligned), with `padded_k`
+// y (rows x units, row-major) = act(x (rows x k, row-major) @ W + bias). `panels`: W in the
+// packed layout above, 64-byte aligned (panel rows are loaded aligned), with `padded_k`
 // its padded row count; `bias` may be null. Each
 // output element is summed over k in order by one FMA chain in one thread, so the result does
 // not depend on the thread count. Preconditions: dense_panels_supported(activation), k >= 1.
