@@ -18,6 +18,7 @@ __attribute__((target("avx2,fma"))) void tile(int64_t k, const float* a, int64_t
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_ps();
+#pragma GCC unroll 4  // as dense_panels' tiles
   for (int64_t p = 0; p < k; ++p) {
     __m256 bv[V];
 #pragma GCC unroll 2
