@@ -1,7 +1,12 @@
-// The small single-threaded GEMM (see small_gemm.h): AVX2 register tiles of R rows x V vectors.
+// The small single-threaded GEMM (see small_gemm.h): register tiles of R rows x V vectors, in ymm
+// registers on AVX2 and zmm where AVX-512 is allowed.
 #include "backend/cpu/small_gemm.h"
 
 #include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
 
 #include "backend/cpu/cpu_isa.h"
 
@@ -39,6 +44,60 @@ __attribute__((target("avx2,fma"))) void tile(int64_t k, const float* a, int64_t
     }
 }
 
+// The same tile in zmm registers: 12 x 2 uses 24 accumulators, 2 loads of B and one broadcast.
+template <int R, int V>
+__attribute__((target("avx512f"))) void tile_avx512(int64_t k, const float* a, int64_t a_row, int64_t a_col,
+                                                    const float* b, int64_t ldb, float* c, int64_t ldc,
+                                                    bool accumulate) {
+  __m512 acc[R][V];
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < k; ++p) {
+    __m512 bv[V];
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) bv[v] = _mm512_loadu_ps(b + p * ldb + 16 * v);
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      const __m512 x = _mm512_set1_ps(a[r * a_row + p * a_col]);
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(x, bv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) {
+      float* out = c + r * ldc + 16 * v;
+      _mm512_storeu_ps(out, accumulate ? _mm512_add_ps(_mm512_loadu_ps(out), acc[r][v]) : acc[r][v]);
+    }
+}
+
+using TileFn = void (*)(int64_t, const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, bool);
+
+template <int V, int... R>
+constexpr std::array<TileFn, sizeof...(R)> avx512_tiles(std::integer_sequence<int, R...>) {
+  return {tile_avx512<R + 1, V>...};
+}
+
+// C's columns [j, n) from 12-row zmm tiles: 32 columns at a time, then 16; what is left (8 or
+// none) the caller's ymm tiles take. Returns the first column not done.
+int64_t avx512_columns(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col,
+                       const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  static const auto two = avx512_tiles<2>(std::make_integer_sequence<int, 12>());
+  static const auto one = avx512_tiles<1>(std::make_integer_sequence<int, 12>());
+  int64_t j = 0;
+  for (; n - j >= 16; j += n - j >= 32 ? 32 : 16) {
+    const TileFn* tiles = n - j >= 32 ? two.data() : one.data();
+    for (int64_t i = 0; i < m; i += 12)
+      tiles[std::min<int64_t>(12, m - i) - 1](k, a + i * a_row, a_row, a_col, b + j, ldb, c + i * ldc + j, ldc,
+                                              accumulate);
+  }
+  return j;
+}
+
 template <int V, class... Args>
 void row_block(int64_t rows, Args... args) {
   switch (rows) {
@@ -57,8 +116,10 @@ bool small_gemm_available() { return isa_allows_avx2(); }
 
 void small_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col, const float* b,
                 int64_t ldb, float* c, int64_t ldc, bool accumulate) {
-  // Column blocks outermost: a block's k x 16 panel of B stays in L1 while every row block reads it.
-  for (int64_t j = 0; j < n; j += 16)
+  // Column blocks outermost: a block's k x 16 (or 32) panel of B stays in L1 while every row block
+  // reads it.
+  const int64_t first = isa_allows_avx512() ? avx512_columns(m, n, k, a, a_row, a_col, b, ldb, c, ldc, accumulate) : 0;
+  for (int64_t j = first; j < n; j += 16)
     for (int64_t i = 0; i < m; i += 6) {
       const int64_t rows = m - i < 6 ? m - i : 6;
       const float* ai = a + i * a_row;
