@@ -1,4 +1,5 @@
-// Winograd F(2x2, 3x3) convolutions in AVX2 on float32 NHWC memory: the forward pass, the input
+// Winograd F(2x2, 3x3) convolutions on float32 NHWC memory (transforms in AVX2, GEMMs in AVX2 or
+// AVX-512, small_gemm.h): the forward pass, the input
 // gradient and the weight gradient (conv_choice.h's `winograd` candidate).
 //
 // Why: oneDNN 2.6 has Winograd kernels for AVX-512 CPUs only, so on AVX2 CPUs every 3x3

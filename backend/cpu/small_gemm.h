@@ -4,13 +4,15 @@
 //
 // Why not oneDNN's sgemm: called sequentially from inside a parallel region it packs both
 // operands on every call, which at these depths costs as much as the products. Register tiles of
-// 6 rows x 16 columns read A (either layout) and B's rows in place, so nothing is packed.
+// 6 rows x 16 columns (ymm), or 12 x 32 and 12 x 16 (zmm) where AVX-512 is allowed, read A (either
+// layout) and B's rows in place, so nothing is packed.
 #pragma once
 #include <cstdint>
 
 namespace keras::cpu {
 
-// True when small_gemm has a vector kernel on this CPU (AVX2 with FMA, cpu_isa.h's cap applies).
+// True when small_gemm has a vector kernel on this CPU (AVX2 with FMA; its AVX-512 tiles run where
+// cpu_isa.h allows AVX-512; the cap applies to both).
 bool small_gemm_available();
 
 // C = A B (or C += A B with `accumulate`): C (m x n, row-major, row stride ldc), A (m x k) read
