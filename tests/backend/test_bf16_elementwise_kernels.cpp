@@ -243,24 +243,27 @@ TEST(Bf16ElementwiseKernels, MaxPoolingAndTheFusedReluGradientGiveTheFloat32Path
   // gradients with disjoint windows (the vector loops, 5 channels: one vector and a tail) and with
   // overlapping ones (the backward converts), NaNs included; under a tape and without one.
   const Tensor x = special_bf16({2, 9, 8, 5}, 30), g_relu = random_bf16({2, 9, 8, 5}, 31);
-  for (const auto& [pool, stride, padding] :
-       {std::tuple{ops::Size2{2, 2}, ops::Size2{2, 2}, std::string("valid")}, std::tuple{ops::Size2{3, 3}, ops::Size2{2, 2}, std::string("same")}}) {
-    const Tensor w = random_bf16(ops::max_pool2d(x, pool, stride, padding).shape(), 32);  // the loss's
-    uint64_t runs = 0, conversions = 0;
-    auto [native, float32] = both_paths(
-        [&] {
-          Tensor xv = x.clone().set_requires_grad(true);
-          GradientTape tape;
-          Tensor y = ops::max_pool2d(xv, pool, stride, padding);
-          Tensor loss = ops::sum(ops::cast(ops::multiply(y, w), DType::float32));
-          return TensorList{y, tape.gradient(loss, {xv})[0], ops::max_pool2d(x, pool, stride, padding)};
-        },
-        &runs, &conversions);
-    EXPECT_GE(runs, 3u);
-    if (padding == "valid") EXPECT_EQ(conversions, 0u) << "disjoint windows run in bfloat16";
-    expect_same_bits(native[0], float32[0], "max_pool2d " + padding);
-    expect_same_bits(native[1], float32[1], "max_pool2d_grad " + padding);
-    expect_same_bits(native[2], float32[2], "max_pool2d (no tape) " + padding);
+  // 37 channels: nine 4-lane groups and a last channel alone.
+  for (const Tensor& pooled : {x, special_bf16({2, 9, 8, 37}, 34)}) {
+    for (const auto& [pool, stride, padding] :
+         {std::tuple{ops::Size2{2, 2}, ops::Size2{2, 2}, std::string("valid")}, std::tuple{ops::Size2{3, 3}, ops::Size2{2, 2}, std::string("same")}}) {
+      const Tensor w = random_bf16(ops::max_pool2d(pooled, pool, stride, padding).shape(), 32);  // the loss's
+      uint64_t runs = 0, conversions = 0;
+      auto [native, float32] = both_paths(
+          [&] {
+            Tensor xv = pooled.clone().set_requires_grad(true);
+            GradientTape tape;
+            Tensor y = ops::max_pool2d(xv, pool, stride, padding);
+            Tensor loss = ops::sum(ops::cast(ops::multiply(y, w), DType::float32));
+            return TensorList{y, tape.gradient(loss, {xv})[0], ops::max_pool2d(pooled, pool, stride, padding)};
+          },
+          &runs, &conversions);
+      EXPECT_GE(runs, 3u);
+      if (padding == "valid") EXPECT_EQ(conversions, 0u) << "disjoint windows run in bfloat16";
+      expect_same_bits(native[0], float32[0], "max_pool2d " + padding);
+      expect_same_bits(native[1], float32[1], "max_pool2d_grad " + padding);
+      expect_same_bits(native[2], float32[2], "max_pool2d (no tape) " + padding);
+    }
   }
   // dense_activation_grad (the gradient of a convolution's fused activation): relu in bfloat16,
   // the others through float32.
