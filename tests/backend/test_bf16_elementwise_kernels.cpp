@@ -243,7 +243,7 @@ TEST(Bf16ElementwiseKernels, MaxPoolingAndTheFusedReluGradientGiveTheFloat32Path
   // gradients with disjoint windows (the vector loops, 5 channels: one vector and a tail) and with
   // overlapping ones (the backward converts), NaNs included; under a tape and without one.
   const Tensor x = special_bf16({2, 9, 8, 5}, 30), g_relu = random_bf16({2, 9, 8, 5}, 31);
-  // 37 channels: nine 4-lane groups and a last channel alone.
+  // 37 channels: two 16-lane groups where AVX-512 is allowed, a 4-lane group, one alone.
   for (const Tensor& pooled : {x, special_bf16({2, 9, 8, 37}, 34)}) {
     for (const auto& [pool, stride, padding] :
          {std::tuple{ops::Size2{2, 2}, ops::Size2{2, 2}, std::string("valid")}, std::tuple{ops::Size2{3, 3}, ops::Size2{2, 2}, std::string("same")}}) {

@@ -65,7 +65,7 @@ TEST(FastMaxPool, MatchesReferenceWithTiesAndNaNs) {
       {{2, 7, 9, 5}, 3, 3, 2, 2, "valid"},    // overlapping: the scatter backward
       {{1, 6, 5, 17}, 2, 3, 1, 2, "same"},    // overlapping along h only
       {{2, 4, 4, 9}, 4, 4, 4, 4, "valid"},    // one window covering everything
-      {{1, 7, 7, 37}, 3, 3, 2, 2, "same"},    // 37 = 9 lane groups + 1, overlapping
+      {{1, 7, 7, 37}, 3, 3, 2, 2, "same"},    // 37 = 2 x 16 + 4 + 1, overlapping
       {{2, 5, 6, 64}, 2, 2, 2, 2, "same"},    // the channels of a real convnet, padded
   };
   for (const Case& c : cases) {
