@@ -1,5 +1,5 @@
 // float32 max-pooling kernels written with 16-byte vector extensions (4 channels per operation,
-// SSE2 on any x86-64, NEON elsewhere), used by the max_pool2d dispatchers of pool_kernels.cpp;
+// SSE2 on any x86-64), used by the max_pool2d dispatchers of pool_kernels.cpp;
 // the forward takes 16 channels at a time in AVX-512 where it is allowed (bfloat16 (128, 24, 24,
 // 64) pool 2/2 took as long as the convolution before it with 4).
 // The same loops take bfloat16 tensors (T = uint16_t): values widen exactly to float32 for the
@@ -13,7 +13,7 @@
 // oneDNN's u8 workspace would also tie the indices to oneDNN's backward and its format.)
 // A window always holds at least one valid position: pool2d_geometry pads less than a window.
 //
-// Both loops keep the reference's convention exactly (pool_reference.h): the first valid window
+// The forward (each of its channel loops) and the backward keep the reference's convention exactly (pool_reference.h): the first valid window
 // position starts as the maximum, a later one replaces it only when strictly greater (so ties
 // keep the earlier position) or when it is NaN (so a NaN in a window is its maximum, as in
 // TensorFlow: NaNs are not hidden), indices number positions kh * pool_w + kw.
@@ -91,7 +91,7 @@ __attribute__((target("avx512f"))) inline void store16(uint16_t* p, __m512 v) {
 }
 
 // max_pixel's channels 16 at a time in AVX-512, the same rule through compare masks; returns
-// the first channel not done. (Why intrinsics: GCC 12 turns the compares of 64-byte generic
+// the first channel not done. Only where isa_allows_avx512(). (Why intrinsics: GCC 12 turns the compares of 64-byte generic
 // vectors into scalar code under avx512f, which has no mask-to-vector move.)
 template <bool kIndices, class T>
 __attribute__((target("avx512f"))) int64_t max_channels_avx512(const T* first, T* best_out, int32_t* arg_out, Span h,
@@ -105,6 +105,7 @@ __attribute__((target("avx512f"))) int64_t max_channels_avx512(const T* first, T
     for (int64_t kh = h.k0; kh < h.k1; ++kh)
       for (int64_t kw = w.k0; kw < w.k1; ++kw) {
         const __m512 s = load16(first + (kh - h.k0) * row + (kw - w.k0) * C + c);
+        // GT_OQ is false against a NaN best, so it stays; UNORD_Q(s, s): s is a NaN, so it wins.
         const __mmask16 greater = _mm512_cmp_ps_mask(s, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(s, s, _CMP_UNORD_Q);
         best = _mm512_mask_mov_ps(best, greater, s);
         if constexpr (kIndices)
@@ -137,14 +138,16 @@ void max_pixel(const T* first, T* best_out, int32_t* arg_out, Span h, Span w, co
     if constexpr (kIndices) store(arg_out + c, arg);
   }
   for (; c < C; ++c) {
-    float best = widen<float>(first[c]);
+    T best_bits = first[c];  // stored as read, as the vector loops do (a signalling NaN stays one)
+    float best = widen<float>(best_bits);
     int32_t arg = k_first;
     for (int64_t kh = h.k0; kh < h.k1; ++kh)
       for (int64_t kw = w.k0; kw < w.k1; ++kw) {
-        const float s = widen<float>(first[(kh - h.k0) * row + (kw - w.k0) * C + c]);
-        if (s > best || s != s) best = s, arg = static_cast<int32_t>(kh * p.pw + kw);
+        const T bits = first[(kh - h.k0) * row + (kw - w.k0) * C + c];
+        const float s = widen<float>(bits);
+        if (s > best || s != s) best = s, best_bits = bits, arg = static_cast<int32_t>(kh * p.pw + kw);
       }
-    best_out[c] = narrow<T>(best);  // exact: best is one of the inputs
+    best_out[c] = best_bits;
     if constexpr (kIndices) arg_out[c] = arg;
   }
 }

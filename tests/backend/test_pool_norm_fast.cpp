@@ -73,15 +73,25 @@ TEST(FastMaxPool, MatchesReferenceWithTiesAndNaNs) {
     Tensor x = tied_input(c.x, 3);
     cpu::PoolParams p = params(c);
     Shape out{p.n, p.oh, p.ow, p.c};
-    Tensor y = Tensor::empty(out), idx = Tensor::empty(out, DType::int32);
+    // Outputs as the leading batches of buffers one batch longer: that last batch must stay as filled.
+    Shape guarded{p.n + 1, p.oh, p.ow, p.c};
+    Tensor y_buf = Tensor::full(guarded, 4242.0), idx_buf = Tensor::full(guarded, 4242.0, DType::int32);
+    Tensor yi_buf = Tensor::full(guarded, 4242.0);
+    Tensor y = y_buf.slice_batch(0, p.n), idx = idx_buf.slice_batch(0, p.n), yi = yi_buf.slice_batch(0, p.n);
+    ASSERT_EQ(y.data<float>(), y_buf.data<float>()) << "slice_batch must be a view for the guard to mean anything";
     Tensor yr = Tensor::empty(out), idxr = Tensor::empty(out, DType::int32);
     cpu::max_pool2d_forward(x, y, idx, p);
     cpu::max_pool2d_forward_reference(x, yr, idxr, p);
-    expect_same_bits(y, yr);
+    expect_same_bits(y.contiguous(), yr);
     EXPECT_EQ(idx.to_vector<int32_t>(), idxr.to_vector<int32_t>());
-    Tensor yi = Tensor::empty(out);
     cpu::max_pool2d_forward_inference(x, yi, p);
-    expect_same_bits(yi, yr);
+    expect_same_bits(yi.contiguous(), yr);
+    const int64_t per_batch = p.oh * p.ow * p.c;
+    for (const Tensor& buf : {y_buf, idx_buf, yi_buf}) {
+      const std::vector<double> tail = buf.astype(DType::float64).to_vector<double>();
+      for (size_t i = static_cast<size_t>(p.n * per_batch); i < tail.size(); ++i)
+        ASSERT_EQ(tail[i], 4242.0) << "written past the output at " << i;
+    }
 
     // dx is filled with garbage first: every element must be written.
     Tensor g = random::normal(out, 0, 1, uint64_t{4});
