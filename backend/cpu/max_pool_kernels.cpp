@@ -1,7 +1,7 @@
 // float32 max-pooling kernels written with 16-byte vector extensions (4 channels per operation,
-// SSE2 on any x86-64), used by the max_pool2d dispatchers of pool_kernels.cpp;
-// the forward takes 16 channels at a time in AVX-512 where it is allowed (bfloat16 (128, 24, 24,
-// 64) pool 2/2 took as long as the convolution before it with 4).
+// SSE2 on any x86-64), used by the max_pool2d dispatchers of pool_kernels.cpp; the forward takes
+// 16 channels at a time in AVX-512 where it is allowed (with 4, bfloat16 (128, 24, 24, 64) pool
+// 2/2 took as long as the convolution before it).
 // The same loops take bfloat16 tensors (T = uint16_t): values widen exactly to float32 for the
 // comparisons and narrow back exactly (a maximum is one of the inputs), so no rounding happens.
 //
@@ -13,10 +13,11 @@
 // oneDNN's u8 workspace would also tie the indices to oneDNN's backward and its format.)
 // A window always holds at least one valid position: pool2d_geometry pads less than a window.
 //
-// The forward (each of its channel loops) and the backward keep the reference's convention exactly (pool_reference.h): the first valid window
-// position starts as the maximum, a later one replaces it only when strictly greater (so ties
-// keep the earlier position) or when it is NaN (so a NaN in a window is its maximum, as in
-// TensorFlow: NaNs are not hidden), indices number positions kh * pool_w + kw.
+// The forward (each of its channel loops) and the backward keep the reference's convention
+// exactly (pool_reference.h): the first valid window position starts as the maximum, a later one
+// replaces it only when strictly greater (so ties keep the earlier position) or when it is NaN (so
+// a NaN in a window is its maximum, as in TensorFlow: NaNs are not hidden), indices number
+// positions kh * pool_w + kw.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -91,8 +92,9 @@ __attribute__((target("avx512f"))) inline void store16(uint16_t* p, __m512 v) {
 }
 
 // max_pixel's channels 16 at a time in AVX-512, the same rule through compare masks; returns
-// the first channel not done. Only where isa_allows_avx512(). (Why intrinsics: GCC 12 turns the compares of 64-byte generic
-// vectors into scalar code under avx512f, which has no mask-to-vector move.)
+// the first channel not done. Only where isa_allows_avx512(). (Why intrinsics: GCC 12 turns the
+// compares of 64-byte generic vectors into scalar code under avx512f, which has no mask-to-vector
+// move.)
 template <bool kIndices, class T>
 __attribute__((target("avx512f"))) int64_t max_channels_avx512(const T* first, T* best_out, int32_t* arg_out, Span h,
                                                                Span w, const PoolParams& p) {
