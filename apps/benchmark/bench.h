@@ -80,4 +80,10 @@ int run_profile_overhead(const Workload& workload, int rounds, int steps);
 // GFLOP/s; `isa` receives "avx512", "avx2" or "none" (0 is returned for "none").
 double measure_fma_peak_gflops(int threads, double seconds, std::string& isa);
 
+// Nanoseconds for a cache line to travel between the process's first two allowed CPUs and back
+// (best of three runs of 5,000 round trips, a few milliseconds; the caller's affinity is left
+// alone); NaN with fewer than two CPUs. Tens of ns: the two share a cache (one core complex);
+// hundreds: they do not, and data one thread writes and the other reads crosses the fabric.
+double measure_core_roundtrip_ns();
+
 }  // namespace bench

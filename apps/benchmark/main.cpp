@@ -49,6 +49,7 @@ constexpr const char* kTunedMalloc = "glibc.malloc.mmap_threshold=33554432:glibc
 struct Sample {
   double train = 0, infer = 0, rss_mib = 0;  // 0: the phase was not timed
   int64_t macs_per_sample = 0;               // the torch side's own count
+  double core_ns = 0;                        // the longer core round trip measured around it
 };
 
 // samples_per_s_median of `phase` in a side's JSON line; 0 when that phase was not timed.
@@ -161,6 +162,42 @@ std::string fixed_or_dash(double value, bool timed, int decimals = 1) {
 }
 std::string rate_str(double rate) { return fixed_or_dash(rate, rate > 0); }
 
+// Where the rounds ran at two core distances (round trips more than 2x apart: a VM's vCPUs moved
+// between sharing a cache and not), the medians mix two machines. Splits the rounds at the
+// geometric middle of the round trips and prints, for each class that both sides ran in, its own
+// medians and ratios (out["by_core_distance"]).
+void report_core_distance_classes(const Side& ours, const Side& torch, bool train, bool infer, json& out) {
+  std::vector<double> all = ours.collect(&Sample::core_ns), t = torch.collect(&Sample::core_ns);
+  all.insert(all.end(), t.begin(), t.end());
+  if (std::any_of(all.begin(), all.end(), [](double v) { return !(v > 0); })) return;
+  auto [lo, hi] = std::minmax_element(all.begin(), all.end());
+  if (*hi <= 2 * *lo) return;
+  const double split = std::sqrt(*lo * *hi);
+  std::printf("warning: the core round trip ranged %.0f..%.0f ns: the rounds ran at two core distances (the two "
+              "threads' CPUs sharing a cache or not); compare rounds of one distance:\n",
+              *lo, *hi);
+  json classes;
+  for (const bool near : {true, false}) {
+    auto pick = [&](const Side& s) {
+      Side kept{s.name, true, {}};
+      for (const Sample& x : s.rounds)
+        if ((x.core_ns <= split) == near) kept.rounds.push_back(x);
+      return kept;
+    };
+    const Side a = pick(ours), b = pick(torch);
+    if (a.rounds.empty() || b.rounds.empty()) continue;
+    const double rt = ratio(a.train(), b.train()), ri = ratio(a.infer(), b.infer());
+    std::printf("  %-5s (%s %.0f ns): %zu+%zu rounds, ours/%s train %s infer %s\n", near ? "near" : "far",
+                near ? "<=" : ">", split, a.rounds.size(), b.rounds.size(), torch.name.c_str(),
+                fixed_or_dash(rt, train, 3).c_str(), fixed_or_dash(ri, infer, 3).c_str());
+    json c = {{"rounds_ours", a.rounds.size()}, {"rounds_other", b.rounds.size()}};
+    if (train) c["ratio_train"] = rt;
+    if (infer) c["ratio_infer"] = ri;
+    classes[near ? "near" : "far"] = c;
+  }
+  out["by_core_distance"] = {{"split_ns", split}, {"classes", classes}};
+}
+
 int run_driver(const Options& o, const bench::Workload& w) {
   std::string isa;
   double peak = bench::measure_fma_peak_gflops(o.threads, o.peak_seconds, isa);
@@ -190,7 +227,8 @@ int run_driver(const Options& o, const bench::Workload& w) {
     std::printf("note: the machine is busy; OpenMP spin-waiting makes both sides slow and noisy here. "
                 "--omp-wait-policy passive gives figures closer to an idle machine's.\n");
   std::printf("\n");
-  std::printf("%-6s %-6s %16s %16s %14s\n", "round", "side", "train samples/s", "infer samples/s", "peak RSS MiB");
+  std::printf("%-6s %-6s %16s %16s %14s %12s\n", "round", "side", "train samples/s", "infer samples/s", "peak RSS MiB",
+              "core rt ns");
   std::fflush(stdout);
 
   const bool ort = o.against == "onnxruntime";
@@ -204,11 +242,13 @@ int run_driver(const Options& o, const bench::Workload& w) {
   for (int round = 1; round <= o.rounds; ++round) {
     for (Side* s : {&ours, &torch}) {
       if (!s->enabled) continue;
+      const double core_before = bench::measure_core_roundtrip_ns();
       Sample x = s == &ours ? run_ours(o) : ort ? run_onnxruntime(o, w, onnx_path, macs) : run_torch(o, w, peak);
+      x.core_ns = std::max(core_before, bench::measure_core_roundtrip_ns());
       if (s == &torch) torch_macs = x.macs_per_sample;
       s->rounds.push_back(x);
-      std::printf("%-6d %-6s %16s %16s %14.1f\n", round, s->name.c_str(), rate_str(x.train).c_str(),
-                  rate_str(x.infer).c_str(), x.rss_mib);
+      std::printf("%-6d %-6s %16s %16s %14.1f %12.0f\n", round, s->name.c_str(), rate_str(x.train).c_str(),
+                  rate_str(x.infer).c_str(), x.rss_mib, x.core_ns);
       std::fflush(stdout);
     }
   }
@@ -241,6 +281,7 @@ int run_driver(const Options& o, const bench::Workload& w) {
                    {"infer_gflops", infer_gflops},
                    {"frac_fma_peak_infer", ratio(infer_gflops, peak)},
                    {"infer_rounds", s->collect(&Sample::infer)}});
+    side["core_roundtrip_ns_rounds"] = s->collect(&Sample::core_ns);
     sides[s->name] = side;
   }
   json out = {{"bench", ort ? "ours_vs_onnxruntime" : "ours_vs_torch"},
@@ -290,6 +331,7 @@ int run_driver(const Options& o, const bench::Workload& w) {
       if (infer) out["ratio_infer_per_flop"] = ri * flop_scale;
     }
   }
+  if (ours.enabled && torch.enabled) report_core_distance_classes(ours, torch, train, infer, out);
   std::printf("%s\n", out.dump().c_str());
   return 0;
 }

@@ -45,7 +45,10 @@ const char* kUsage =
     "scheduler noise; passive makes them meaningful. KERAS_CONV_CHOICE_LOG=1 in the environment\n"
     "prints, on stderr, the kernel our side chose for each convolution problem and the timings\n"
     "that decided it (KERAS_CONV_CHOICES=FILE pins them, KERAS_CONV_DIRECT=0 excludes our direct\n"
-    "kernels; see README). Default bench dir: ";
+    "kernels; see README). Each round's \"core rt ns\" is the cache-line round trip between the\n"
+    "first two CPUs around it: where it moves between tens and hundreds of ns (a VM's vCPUs\n"
+    "sharing a cache or not), the run also prints the ratios of each distance's rounds alone.\n"
+    "Default bench dir: ";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr, "benchmark: %s\n%s%s\n", message.c_str(), kUsage, default_bench_dir().c_str());

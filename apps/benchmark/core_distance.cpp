@@ -1,0 +1,75 @@
+// How far apart the process's first two CPUs are, as the time a cache line takes to go from one to
+// the other and back. On a VM the host may move the two vCPUs between one core complex (CCD) and
+// two: on the Zen 4 machines here the round trip jumped between ~60-80 ns and ~320-390 ns every
+// few tens of seconds, and with it the mlp's training ran ~54K or ~37K samples/s (PyTorch ~31K or
+// ~25K). A benchmark round is only comparable with rounds of the same distance.
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "bench.h"
+
+namespace bench {
+namespace {
+
+bool pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+// Mean round trip of `trips` hand-offs of one cache line between threads pinned to cpus a and b.
+double ping_pong_ns(int a, int b, int trips) {
+  alignas(64) std::atomic<int> turn{0};
+  std::atomic<bool> ready{false};
+  std::thread partner([&] {
+    pin_to(b);
+    ready.store(true, std::memory_order_release);
+    for (int i = 0; i < trips; ++i) {
+      while (turn.load(std::memory_order_acquire) != 2 * i + 1) {
+      }
+      turn.store(2 * i + 2, std::memory_order_release);
+    }
+  });
+  pin_to(a);
+  while (!ready.load(std::memory_order_acquire)) {
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < trips; ++i) {
+    turn.store(2 * i + 1, std::memory_order_release);
+    while (turn.load(std::memory_order_acquire) != 2 * i + 2) {
+    }
+  }
+  const auto stop = std::chrono::steady_clock::now();
+  partner.join();
+  return std::chrono::duration<double, std::nano>(stop - start).count() / trips;
+}
+
+}  // namespace
+
+double measure_core_roundtrip_ns() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return std::numeric_limits<double>::quiet_NaN();
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  if (cpus.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  double best = std::numeric_limits<double>::infinity();
+  // A separate thread does the pinning so that the caller's own affinity is left alone; the best
+  // of three short runs drops one that a timer interrupt or another process disturbed.
+  std::thread probe([&] {
+    for (int run = 0; run < 3; ++run) best = std::min(best, ping_pong_ns(cpus[0], cpus[1], 5000));
+  });
+  probe.join();
+  return best;
+}
+
+}  // namespace bench
