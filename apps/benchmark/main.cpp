@@ -49,7 +49,7 @@ constexpr const char* kTunedMalloc = "glibc.malloc.mmap_threshold=33554432:glibc
 struct Sample {
   double train = 0, infer = 0, rss_mib = 0;  // 0: the phase was not timed
   int64_t macs_per_sample = 0;               // the torch side's own count
-  double core_ns = 0;                        // the longer core round trip measured around it
+  double core_before = 0, core_after = 0;    // core round trips measured around it (ns)
 };
 
 // samples_per_s_median of `phase` in a side's JSON line; 0 when that phase was not timed.
@@ -163,12 +163,14 @@ std::string fixed_or_dash(double value, bool timed, int decimals = 1) {
 std::string rate_str(double rate) { return fixed_or_dash(rate, rate > 0); }
 
 // Where the rounds ran at two core distances (round trips more than 2x apart: a VM's vCPUs moved
-// between sharing a cache and not), the medians mix two machines. Splits the rounds at the
-// geometric middle of the round trips and prints, for each class that both sides ran in, its own
-// medians and ratios (out["by_core_distance"]).
+// between sharing a cache and not), the medians mix two machines. Splits the round trips at their
+// geometric middle and prints, for each class that both sides ran in, the medians and ratios of
+// the rounds measured in that class before and after (out["by_core_distance"]); a round that
+// changed class on the way is in neither.
 void report_core_distance_classes(const Side& ours, const Side& torch, bool train, bool infer, json& out) {
-  std::vector<double> all = ours.collect(&Sample::core_ns), t = torch.collect(&Sample::core_ns);
-  all.insert(all.end(), t.begin(), t.end());
+  std::vector<double> all;
+  for (const Side* s : {&ours, &torch})
+    for (const Sample& x : s->rounds) all.insert(all.end(), {x.core_before, x.core_after});
   if (std::any_of(all.begin(), all.end(), [](double v) { return !(v > 0); })) return;
   auto [lo, hi] = std::minmax_element(all.begin(), all.end());
   if (*hi <= 2 * *lo) return;
@@ -181,7 +183,7 @@ void report_core_distance_classes(const Side& ours, const Side& torch, bool trai
     auto pick = [&](const Side& s) {
       Side kept{s.name, true, {}};
       for (const Sample& x : s.rounds)
-        if ((x.core_ns <= split) == near) kept.rounds.push_back(x);
+        if ((x.core_before <= split) == near && (x.core_after <= split) == near) kept.rounds.push_back(x);
       return kept;
     };
     const Side a = pick(ours), b = pick(torch);
@@ -244,11 +246,12 @@ int run_driver(const Options& o, const bench::Workload& w) {
       if (!s->enabled) continue;
       const double core_before = bench::measure_core_roundtrip_ns();
       Sample x = s == &ours ? run_ours(o) : ort ? run_onnxruntime(o, w, onnx_path, macs) : run_torch(o, w, peak);
-      x.core_ns = std::max(core_before, bench::measure_core_roundtrip_ns());
+      x.core_before = core_before;
+      x.core_after = bench::measure_core_roundtrip_ns();
       if (s == &torch) torch_macs = x.macs_per_sample;
       s->rounds.push_back(x);
-      std::printf("%-6d %-6s %16s %16s %14.1f %12.0f\n", round, s->name.c_str(), rate_str(x.train).c_str(),
-                  rate_str(x.infer).c_str(), x.rss_mib, x.core_ns);
+      std::printf("%-6d %-6s %16s %16s %14.1f %7.0f/%.0f\n", round, s->name.c_str(), rate_str(x.train).c_str(),
+                  rate_str(x.infer).c_str(), x.rss_mib, x.core_before, x.core_after);
       std::fflush(stdout);
     }
   }
@@ -281,7 +284,8 @@ int run_driver(const Options& o, const bench::Workload& w) {
                    {"infer_gflops", infer_gflops},
                    {"frac_fma_peak_infer", ratio(infer_gflops, peak)},
                    {"infer_rounds", s->collect(&Sample::infer)}});
-    side["core_roundtrip_ns_rounds"] = s->collect(&Sample::core_ns);
+    side["core_roundtrip_ns_before"] = s->collect(&Sample::core_before);
+    side["core_roundtrip_ns_after"] = s->collect(&Sample::core_after);
     sides[s->name] = side;
   }
   json out = {{"bench", ort ? "ours_vs_onnxruntime" : "ours_vs_torch"},
