@@ -81,8 +81,8 @@ int run_profile_overhead(const Workload& workload, int rounds, int steps);
 double measure_fma_peak_gflops(int threads, double seconds, std::string& isa);
 
 // Nanoseconds for a cache line to travel between the process's first two allowed CPUs and back
-// (best of three runs of 5,000 round trips, a few milliseconds; the caller's affinity is left
-// alone); NaN with fewer than two CPUs. Tens of ns: the two share a cache (one core complex);
+// (best of three runs of 5,000 round trips, each cut at ~20 ms for a busy machine; a few ms on
+// an idle one; the caller's affinity is left alone); NaN with fewer than two CPUs. Tens of ns: the two share a cache (one core complex);
 // hundreds: they do not, and data one thread writes and the other reads crosses the fabric.
 double measure_core_roundtrip_ns();
 

@@ -26,31 +26,39 @@ bool pin_to(int cpu) {
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
-// Mean round trip of `trips` hand-offs of one cache line between threads pinned to cpus a and b.
+// Mean round trip of up to `trips` hand-offs of one cache line between threads pinned to cpus a
+// and b, stopping after about 20 ms: on a busy machine a hand-off can wait for a time slice.
 double ping_pong_ns(int a, int b, int trips) {
-  alignas(64) std::atomic<int> turn{0};
-  std::atomic<bool> ready{false};
+  constexpr int kStop = -1;
+  alignas(64) std::atomic<int> turn{0};  // odd: the partner's move, even: ours
   std::thread partner([&] {
     pin_to(b);
-    ready.store(true, std::memory_order_release);
-    for (int i = 0; i < trips; ++i) {
-      while (turn.load(std::memory_order_acquire) != 2 * i + 1) {
+    for (;;) {
+      int t;
+      while ((t = turn.load(std::memory_order_acquire)) % 2 == 0) {
       }
-      turn.store(2 * i + 2, std::memory_order_release);
+      if (t == kStop) return;
+      turn.store(t + 1, std::memory_order_release);
     }
   });
   pin_to(a);
-  while (!ready.load(std::memory_order_acquire)) {
-  }
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < trips; ++i) {
+  // Hand-off 0 is untimed: it waits for the partner thread to start.
+  auto hand_off = [&](int i) {
     turn.store(2 * i + 1, std::memory_order_release);
     while (turn.load(std::memory_order_acquire) != 2 * i + 2) {
     }
+  };
+  hand_off(0);
+  const auto start = std::chrono::steady_clock::now();
+  int done = 0;
+  while (done < trips) {
+    hand_off(++done);
+    if (done % 16 == 0 && std::chrono::steady_clock::now() - start > std::chrono::milliseconds(20)) break;
   }
   const auto stop = std::chrono::steady_clock::now();
+  turn.store(kStop, std::memory_order_release);
   partner.join();
-  return std::chrono::duration<double, std::nano>(stop - start).count() / trips;
+  return std::chrono::duration<double, std::nano>(stop - start).count() / done;
 }
 
 }  // namespace
