@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -164,20 +165,30 @@ TEST(DatasetPrefetch, TheConsumerWaitsBrieflyForAChunkInFlightThenCopiesAfresh) 
 
 TEST(DatasetPrefetch, RowCopyEqualsOneRowAfterAnother) {
   // Rows under 256 bytes go one by one; longer ones eight at a time, a cache line of each in
-  // turn, with a partial line at the end when the row length is not a multiple of 64.
-  for (size_t row_bytes : {size_t{1}, size_t{12}, size_t{255}, size_t{256}, size_t{300}, size_t{3136}, size_t{4099}}) {
+  // turn, with a partial line at the end when the row length is not a multiple of 64. Rows of a
+  // multiple of 16 bytes into a 16-byte-aligned batch take the cache-bypassing stores, the rest
+  // plain ones: every length, at every destination offset, must give the same bytes and write
+  // nothing past the last row.
+  for (size_t row_bytes :
+       {size_t{1}, size_t{12}, size_t{255}, size_t{256}, size_t{272}, size_t{300}, size_t{3136}, size_t{4099}}) {
     const int64_t source_rows = 40;
     std::vector<char> src(row_bytes * source_rows);
     for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7 + i / 251);
-    for (int64_t n : {0, 1, 7, 8, 9, 17, 40}) {
-      std::vector<int64_t> idx;
-      for (int64_t r = 0; r < n; ++r) idx.push_back((r * 13 + 5) % source_rows);  // out of order
-      if (n > 2) idx[2] = idx[0];                                                 // and repeated
-      std::vector<char> want(row_bytes * static_cast<size_t>(n) + 1, 'x'), got = want;
-      for (int64_t r = 0; r < n; ++r)
-        std::memcpy(want.data() + r * row_bytes, src.data() + idx[static_cast<size_t>(r)] * row_bytes, row_bytes);
-      data::detail::copy_rows(got.data(), src.data(), row_bytes, idx.data(), n);
-      EXPECT_EQ(got, want) << row_bytes << " bytes a row, " << n << " rows";
+    for (size_t offset : {size_t{0}, size_t{1}, size_t{16}}) {
+      for (int64_t n : {0, 1, 7, 8, 9, 17, 40}) {
+        std::vector<int64_t> idx;
+        for (int64_t r = 0; r < n; ++r) idx.push_back((r * 13 + 5) % source_rows);  // out of order
+        if (n > 2) idx[2] = idx[0];                                                 // and repeated
+        const size_t bytes = row_bytes * static_cast<size_t>(n);
+        std::vector<char> want(bytes + 1, 'x'), buffer(bytes + 1 + 64 + offset, 'x');
+        for (int64_t r = 0; r < n; ++r)
+          std::memcpy(want.data() + r * row_bytes, src.data() + idx[static_cast<size_t>(r)] * row_bytes, row_bytes);
+        const auto base = reinterpret_cast<uintptr_t>(buffer.data());
+        char* dst = buffer.data() + ((64 - base % 64) % 64 + offset);
+        data::detail::copy_rows(dst, src.data(), row_bytes, idx.data(), n);
+        EXPECT_EQ(std::vector<char>(dst, dst + bytes + 1), want)
+            << row_bytes << " bytes a row, " << n << " rows, destination offset " << offset;
+      }
     }
   }
 }
