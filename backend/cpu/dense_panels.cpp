@@ -3,6 +3,7 @@
 #include "backend/cpu/dense_panels.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -126,20 +127,33 @@ void dense_panels(int64_t rows, int64_t k, int64_t units, const float* x, const 
   const int width = dense_panel_width();
   const int64_t tile_rows = width == 32 ? 12 : 6;
   const TileFn* tiles = width == 32 ? avx512.data() : avx2.data();
-  const int64_t panel_count = (units + width - 1) / width, row_blocks = (rows + tile_rows - 1) / tile_rows;
-  // Panel-major tasks split in contiguous ranges: a thread keeps to few panels (each read from
-  // L2 once per row block), and a one-panel layer still splits its rows.
-  const int64_t tasks = panel_count * row_blocks;
-#pragma omp parallel for schedule(static) if (tasks > 1)
-  for (int64_t task = 0; task < tasks; ++task) {
-    const int64_t j = task / row_blocks, i = (task % row_blocks) * tile_rows;
-    const int cols = static_cast<int>(std::min<int64_t>(width, units - j * width));
-    alignas(64) float panel_bias[32] = {};
-    if (bias) std::copy(bias + j * width, bias + j * width + cols, panel_bias);
-    const int64_t n = std::min(tile_rows, rows - i);
-    tiles[n - 1](k, x + i * k, k, panels + j * padded_k * width, panel_bias, relu, y + i * units + j * width, units,
-                 cols);
+  const int64_t panel_count = (units + width - 1) / width;
+#pragma omp parallel if (panel_count * ((rows + tile_rows - 1) / tile_rows) > 1)
+  {
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t groups = dense_row_groups(rows, tile_rows, threads), members = threads / groups;
+    const int64_t group = t / members, member = t % members;
+    const int64_t r0 = rows * group / groups, r1 = rows * (group + 1) / groups;
+    // The group's rows in blocks of at most tile_rows, as equal as can be; its tasks panel-major in
+    // contiguous ranges: a thread keeps to few panels (each read from L2 once per row block), and a
+    // one-panel layer still splits its rows.
+    const int64_t blocks = (r1 - r0 + tile_rows - 1) / tile_rows, tasks = panel_count * blocks;
+    for (int64_t task = tasks * member / members; task < tasks * (member + 1) / members; ++task) {
+      const int64_t j = task / blocks, b = task % blocks;
+      const int64_t i = r0 + (r1 - r0) * b / blocks, n = r0 + (r1 - r0) * (b + 1) / blocks - i;
+      const int cols = static_cast<int>(std::min<int64_t>(width, units - j * width));
+      alignas(64) float panel_bias[32] = {};
+      if (bias) std::copy(bias + j * width, bias + j * width + cols, panel_bias);
+      tiles[n - 1](k, x + i * k, k, panels + j * padded_k * width, panel_bias, relu, y + i * units + j * width, units,
+                   cols);
+    }
   }
+}
+
+int64_t dense_row_groups(int64_t rows, int64_t tile_rows, int64_t threads) {
+  for (int64_t groups = threads; groups > 1; --groups)
+    if (threads % groups == 0 && rows / groups >= 2 * tile_rows) return groups;
+  return 1;
 }
 
 bool run_dense_chosen(const Tensor& x, const Tensor& w, const float* bias, Tensor& y, int64_t rows,

@@ -71,7 +71,8 @@ TEST_F(DensePanels, MatchesTheReferenceForEveryTileHeightAndHangingPanel) {
   struct Case {
     int64_t rows, k, units;
   };
-  std::vector<Case> cases = {{1, 1, 1}, {5, 3, 10}, {25, 70, 2 * width}, {128, 100, 10}, {37, 17, 3 * width - 5}};
+  std::vector<Case> cases = {{1, 1, 1},     {5, 3, 10},   {25, 70, 2 * width}, {128, 100, 10}, {37, 17, 3 * width - 5},
+                             {61, 40, 2 * width + 7}};  // the last two: rows in groups on 2 threads
   for (int64_t rows = 1; rows <= 2 * tile_rows + 1; ++rows) cases.push_back({rows, 33, width + 3});  // every tile height
   for (const Case& c : cases)
     for (bool relu : {false, true})
@@ -95,15 +96,30 @@ TEST_F(DensePanels, ReluKeepsNaNAsTheOtherKernelsDo) {
   }
 }
 
+TEST(DensePanelRowGroups, EveryGroupGetsTwoTilesAndAShareOfTheThreads) {
+  EXPECT_EQ(cpu::dense_row_groups(128, 12, 2), 2);  // 64 rows a thread
+  EXPECT_EQ(cpu::dense_row_groups(48, 12, 2), 2);
+  EXPECT_EQ(cpu::dense_row_groups(47, 12, 2), 1);   // under two tiles a group: threads share rows
+  EXPECT_EQ(cpu::dense_row_groups(128, 12, 16), 4); // 4 groups of 32 rows, 4 threads each
+  EXPECT_EQ(cpu::dense_row_groups(100, 12, 3), 3);
+  EXPECT_EQ(cpu::dense_row_groups(100, 12, 5), 1);  // 5 has no divisor that leaves 24 rows a group
+  EXPECT_EQ(cpu::dense_row_groups(60, 6, 6), 3);
+  EXPECT_EQ(cpu::dense_row_groups(128, 12, 1), 1);
+  EXPECT_EQ(cpu::dense_row_groups(0, 12, 2), 1);
+}
+
 TEST_F(DensePanels, ResultsDoNotDependOnTheThreadCount) {
+  // 50 rows in 12-row tiles: one group on 1 and 3 threads, two on 2 (a thread each) and on 4 (two
+  // threads each); in 6-row tiles (AVX2) as many groups as threads.
   Tensor x = random::normal({50, 90}, 0, 1, 6), w = random::normal({90, 70}, 0, 1, 7), b = random::normal({70}, 0, 1, 8);
   const int before = num_threads();
   set_num_threads(1);
   Tensor y1 = panels_forward(x, w, b, true);
-  set_num_threads(2);
-  Tensor y2 = panels_forward(x, w, b, true);
+  for (int threads : {2, 3, 4}) {
+    set_num_threads(threads);
+    EXPECT_EQ(max_abs_difference(y1, panels_forward(x, w, b, true)), 0.0) << threads << " threads";
+  }
   set_num_threads(before);
-  EXPECT_EQ(max_abs_difference(y1, y2), 0.0);
 }
 
 // Through ops::dense outside a tape: every call, the first included, runs the chosen kernel (the
