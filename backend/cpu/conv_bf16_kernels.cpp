@@ -1,9 +1,15 @@
 // The bfloat16 CPU kernels of conv2d, conv2d_backward_data and conv2d_backward_weights
-// (see backend/bf16_compute.h): oneDNN's direct algorithm on bfloat16 NHWC
-// tensors, accumulating in float32, bias and activation fused as in float32. There is no choice
-// by measurement here: oneDNN's is the only bfloat16 candidate. A problem oneDNN declines runs
-// the float32 kernel on converted inputs.
+// (see backend/bf16_compute.h): oneDNN's direct algorithm on bfloat16 NHWC tensors, accumulating
+// in float32, bias and activation fused as in float32. The weight gradient of 3-wide stride-1
+// kernels has a second candidate, the project's (conv_backward_weights_bf16.h), and the chooser
+// (conv_choice.h) times the two; elsewhere oneDNN's is the only bfloat16 candidate. A problem
+// that no candidate takes runs the float32 kernel on converted inputs.
 #include "backend/bf16_compute.h"
+
+#include <vector>
+
+#include "backend/cpu/conv_backward_weights_bf16.h"
+#include "backend/cpu/conv_choice.h"
 #include "backend/cpu/conv_onednn.h"
 #include "backend/half.h"
 #include "backend/op_registry.h"
@@ -69,9 +75,22 @@ void backward_weights_bf16(const TensorList& in, TensorList& out, const Attrs& a
     return;
   }
   const Problem pr = bf16_problem(in[0].shape(), dk.shape(), dy.shape(), attrs);
-  if (!cpu::onednn_conv_backward_weights_offered(pr, with_bias, kDirect))
-    return run_bf16_in_float32(float32_kernel("conv2d_backward_weights"), in, out, attrs);
-  cpu::onednn_conv_backward_weights(in[0], dy, out, pr, kDirect);
+  std::vector<cpu::ConvCandidate> candidates;
+  if (cpu::conv2d_backward_weights_bf16_supported(pr.x, pr.k, pr.y, pr.p, with_bias))
+    candidates.push_back(cpu::ConvCandidate::direct);
+  if (cpu::onednn_conv_backward_weights_offered(pr, with_bias, kDirect))
+    candidates.push_back(cpu::ConvCandidate::onednn_direct);
+  if (candidates.empty()) return run_bf16_in_float32(float32_kernel("conv2d_backward_weights"), in, out, attrs);
+  cpu::ConvTrial trial;
+  trial.run = [&](cpu::ConvCandidate c) {
+    if (c == cpu::ConvCandidate::direct)
+      cpu::conv2d_backward_weights_bf16(static_cast<const uint16_t*>(in[0].raw_data()), pr.x,
+                                        static_cast<const uint16_t*>(dy.raw_data()), pr.y,
+                                        static_cast<uint16_t*>(dk.raw_data()), pr.k, pr.p);
+    else
+      cpu::onednn_conv_backward_weights(in[0], dy, out, pr, kDirect);
+  };
+  cpu::run_conv(cpu::conv_choice_key("backward_weights", pr, "linear", with_bias, "backward"), candidates, trial);
 }
 
 }  // namespace

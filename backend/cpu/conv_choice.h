@@ -1,4 +1,5 @@
-// Which kernel runs a float32 CPU convolution, chosen by measurement. The Dense layer's
+// Which kernel runs a float32 CPU convolution, chosen by measurement (and a bfloat16 weight
+// gradient: the project's AVX512-BF16 kernel against oneDNN's, conv_backward_weights_bf16.h). The Dense layer's
 // inference products use the same chooser (dense_panels.h: `direct` is the project's GEMM there,
 // `onednn_direct` oneDNN's matmul; keys start with "dense;"). Those run the choice only outside a
 // recording tape: a training step's Dense runs oneDNN whatever was chosen.

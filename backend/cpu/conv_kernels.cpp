@@ -37,25 +37,6 @@ dnnl::algorithm alg_of(cpu::ConvCandidate c) {
                                                   : dnnl::algorithm::convolution_direct;
 }
 
-// The chooser's key: every parameter that can change which kernel is fastest (see conv_choice.h).
-std::string choice_key(const std::string& direction, const Problem& pr, const std::string& act, bool bias,
-                       const std::string& prop) {
-  auto dims = [](const Shape& s) {
-    std::string out;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (i) out += 'x';
-      out += std::to_string(s[i]);
-    }
-    return out;
-  };
-  const ConvParams& p = pr.p;
-  auto pair = [](int64_t a, int64_t b) { return std::to_string(a) + "x" + std::to_string(b); };
-  return direction + "|" + dims(pr.x) + "|" + dims(pr.k) + "|" + dims(pr.y) + "|s" + pair(p.stride_h, p.stride_w) +
-         "|d" + pair(p.dilation_h, p.dilation_w) + "|p" + pair(p.pad_top, p.pad_bottom) + "x" +
-         pair(p.pad_left, p.pad_right) + "|g" + std::to_string(p.groups) + "|f32|" + act + "|bias" +
-         std::to_string(bias) + "|" + prop;
-}
-
 // The candidates of a problem, exact ones first: `direct` and the project's `winograd` where
 // their predicates hold, oneDNN's direct algorithm always, its Winograd where oneDNN creates it
 // (`offers_winograd`, only tried on Winograd's shapes).
@@ -101,7 +82,7 @@ void conv2d_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
       cpu::onednn_conv_forward(x, k, bias, y, pr, act, training, alg_of(c));
   };
   trial.outputs = {{y.data<float>(), static_cast<size_t>(y.numel())}};
-  auto key = choice_key("forward", pr, act, bias != nullptr, training ? "training" : "inference");
+  auto key = cpu::conv_choice_key("forward", pr, act, bias != nullptr, training ? "training" : "inference");
   cpu::run_conv(key, cands, trial);
 }
 
@@ -164,7 +145,7 @@ void conv2d_add_kernel(const TensorList& in, TensorList& out, const Attrs& attrs
     add_residual<float>(y, residual, act);
   };
   trial.outputs = {{y.data<float>(), static_cast<size_t>(y.numel())}};
-  cpu::run_conv(choice_key("forward_add", pr, act, bias != nullptr, "inference"), cands, trial);
+  cpu::run_conv(cpu::conv_choice_key("forward_add", pr, act, bias != nullptr, "inference"), cands, trial);
 }
 
 // ---------------- backward data ----------------
@@ -195,7 +176,7 @@ void backward_data_f32(const Tensor& dy, const Tensor& k, Tensor& dx, const Prob
       cpu::onednn_conv_backward_data(dy, k, dx, pr, alg_of(c));
   };
   trial.outputs = {{dx.data<float>(), static_cast<size_t>(dx.numel())}};
-  cpu::run_conv(choice_key("backward_data", pr, "linear", false, "backward"), cands, trial);
+  cpu::run_conv(cpu::conv_choice_key("backward_data", pr, "linear", false, "backward"), cands, trial);
 }
 
 void backward_data_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
@@ -255,7 +236,7 @@ void backward_weights_kernel(const TensorList& in, TensorList& out, const Attrs&
       cpu::onednn_conv_backward_weights(x, dy, out, pr, alg_of(c));
   };
   for (auto& o : out) trial.outputs.emplace_back(o.data<float>(), static_cast<size_t>(o.numel()));
-  cpu::run_conv(choice_key("backward_weights", pr, "linear", with_bias, "backward"), cands, trial);
+  cpu::run_conv(cpu::conv_choice_key("backward_weights", pr, "linear", with_bias, "backward"), cands, trial);
 }
 
 }  // namespace

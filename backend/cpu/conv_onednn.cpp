@@ -239,6 +239,25 @@ std::shared_ptr<BwdWeightsEntry> backward_weights_entry(const Problem& pr, bool 
 
 namespace cpu {
 
+std::string conv_choice_key(const std::string& direction, const ConvProblem& pr, const std::string& act, bool bias,
+                            const std::string& prop) {
+  auto dims = [](const Shape& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (i) out += 'x';
+      out += std::to_string(s[i]);
+    }
+    return out;
+  };
+  const ConvParams& p = pr.p;
+  auto pair = [](int64_t a, int64_t b) { return std::to_string(a) + "x" + std::to_string(b); };
+  const char* dtype = pr.dtype == memory::data_type::bf16 ? "|bf16|" : "|f32|";
+  return direction + "|" + dims(pr.x) + "|" + dims(pr.k) + "|" + dims(pr.y) + "|s" + pair(p.stride_h, p.stride_w) +
+         "|d" + pair(p.dilation_h, p.dilation_w) + "|p" + pair(p.pad_top, p.pad_bottom) + "x" +
+         pair(p.pad_left, p.pad_right) + "|g" + std::to_string(p.groups) + dtype + act + "|bias" +
+         std::to_string(bias) + "|" + prop;
+}
+
 bool onednn_conv_forward_offered(const ConvProblem& pr, bool with_bias, const std::string& act, bool training,
                                  dnnl::algorithm alg, bool with_residual) {
   std::string key;

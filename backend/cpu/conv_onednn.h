@@ -24,6 +24,13 @@ struct ConvProblem {
   dnnl::memory::data_type dtype = dnnl::memory::data_type::f32;
 };
 
+// The kernel chooser's key of a problem (conv_choice.h): the direction ("forward", "forward_add",
+// "backward_data", "backward_weights"), shapes, geometry, dtype, activation, bias and propagation
+// kind ("training", "inference", "backward"): every parameter that can change which kernel is
+// fastest.
+std::string conv_choice_key(const std::string& direction, const ConvProblem& pr, const std::string& act, bool bias,
+                            const std::string& prop);
+
 // True when oneDNN creates the primitive for the problem (its creation, tried once per key, did
 // not throw). Always true for convolution_direct on a valid float32 problem.
 bool onednn_conv_forward_offered(const ConvProblem& pr, bool with_bias, const std::string& act, bool training,
