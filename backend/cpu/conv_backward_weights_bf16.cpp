@@ -39,9 +39,9 @@ struct Packed {
   std::vector<uint32_t> dy, x[2];
 };
 
-// o[c] = (a[c], b[c]) as one pair, a null row giving zeros.
-__attribute__((target("avx512f,avx512bw"))) void interleave(uint32_t* o, const uint16_t* a, const uint16_t* b,
-                                                              int64_t n) {
+// o[c] = (a[c], b[c]) as one pair, a null row giving zeros. Inlined into pack_image, whose target
+// it then vectorises for (a call per packed pixel cost a fifth of a 16-channel gradient).
+[[gnu::always_inline]] inline void interleave(uint32_t* o, const uint16_t* a, const uint16_t* b, int64_t n) {
   if (a && b) {
     for (int64_t c = 0; c < n; ++c) o[c] = a[c] | (static_cast<uint32_t>(b[c]) << 16);
   } else if (a) {
