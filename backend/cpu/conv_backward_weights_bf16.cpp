@@ -105,6 +105,13 @@ __attribute__((target("avx512f,avx512bf16"))) void accumulate(const Geometry& g,
       for (int b = 0; b < COB; ++b) _mm512_storeu_ps(at(kw, c, b), acc[kw][c][b]);
 }
 
+// sums[o] += dy[p, o] over `pixels` pixels, in pixel order.
+__attribute__((target("avx512f,avx512bw"))) void add_pixels(const uint16_t* dy, int64_t pixels, int64_t co,
+                                                              float* sums) {
+  for (int64_t p = 0; p < pixels; ++p)
+    for (int64_t o = 0; o < co; ++o) sums[o] += bfloat16_to_float(dy[p * co + o]);
+}
+
 using AccumulateFn = void (*)(const Geometry&, const Packed*, int64_t, int64_t, int64_t, float*);
 
 template <int COB, int... C>
@@ -119,8 +126,8 @@ const std::array<std::array<AccumulateFn, 8>, 4> kAccumulate = {
 }  // namespace
 
 bool conv2d_backward_weights_bf16_supported(const Shape& x_shape, const Shape& kernel_shape, const Shape& dy_shape,
-                                            const ConvParams& p, bool with_bias) {
-  if (with_bias || !isa_allows_bf16() || !conv_direct_available()) return false;
+                                            const ConvParams& p) {
+  if (!isa_allows_bf16() || !conv_direct_available()) return false;
   if (x_shape.size() != 4 || kernel_shape.size() != 4 || dy_shape.size() != 4) return false;
   const int64_t co = kernel_shape[3];
   return p.stride_h == 1 && p.stride_w == 1 && p.dilation_h == 1 && p.dilation_w == 1 && p.groups == 1 &&
@@ -129,7 +136,7 @@ bool conv2d_backward_weights_bf16_supported(const Shape& x_shape, const Shape& k
 }
 
 void conv2d_backward_weights_bf16(const uint16_t* x, const Shape& xs, const uint16_t* dy, const Shape& ys,
-                                  uint16_t* dk, const Shape& ks, const ConvParams& params) {
+                                  uint16_t* dk, const Shape& ks, uint16_t* db, const ConvParams& params) {
   Geometry g{};
   g.ih = xs[1], g.iw = xs[2], g.ci = xs[3], g.oh = ys[1], g.co = ys[3], g.kh = ks[0];
   g.pt = params.pad_top, g.pl = params.pad_left;
@@ -142,7 +149,9 @@ void conv2d_backward_weights_bf16(const uint16_t* x, const Shape& xs, const uint
     g.parity[kw] = static_cast<int>(s & 1);
     g.shift[kw] = kPairOffset + (g.parity[kw] ? (s + 1) / 2 : s / 2);
   }
-  const int64_t n = xs[0], chunks = std::min(n, kMaxChunks), size = g.kh * 3 * g.ci * g.co;
+  // A chunk's row of partial sums: the kernel's, then the bias's.
+  const int64_t n = xs[0], chunks = std::min(n, kMaxChunks), weights = g.kh * 3 * g.ci * g.co;
+  const int64_t size = weights + (db ? g.co : 0);
   const int cob = static_cast<int>(g.co / 16), max_cib = kMaxCib[static_cast<size_t>(cob - 1)];
   Tensor partial_sums = Tensor::empty({chunks, size}, DType::float32);
   float* partial = partial_sums.data<float>();
@@ -164,6 +173,8 @@ void conv2d_backward_weights_bf16(const uint16_t* x, const Shape& xs, const uint
         const int64_t count = std::min(group, end - i);
         for (int64_t j = 0; j < count; ++j)
           pack_image(g, x + (i + j) * x_image, dy + (i + j) * dy_image, packed[static_cast<size_t>(j)]);
+        if (db)
+          for (int64_t j = 0; j < count; ++j) add_pixels(dy + (i + j) * dy_image, g.oh * g.pairs * 2, g.co, part + weights);
         for (int64_t kh = 0; kh < g.kh; ++kh)
           for (int64_t c0 = 0; c0 < g.ci; c0 += max_cib) {
             const int cib = static_cast<int>(std::min<int64_t>(max_cib, g.ci - c0));
@@ -184,7 +195,7 @@ void conv2d_backward_weights_bf16(const uint16_t* x, const Shape& xs, const uint
       }
     }
 #pragma omp for schedule(static)
-    for (int64_t e = 0; e < size; ++e) dk[e] = float_to_bfloat16(partial[e]);
+    for (int64_t e = 0; e < size; ++e) (e < weights ? dk[e] : db[e - weights]) = float_to_bfloat16(partial[e]);
   }
 }
 

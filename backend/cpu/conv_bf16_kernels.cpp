@@ -76,7 +76,7 @@ void backward_weights_bf16(const TensorList& in, TensorList& out, const Attrs& a
   }
   const Problem pr = bf16_problem(in[0].shape(), dk.shape(), dy.shape(), attrs);
   std::vector<cpu::ConvCandidate> candidates;
-  if (cpu::conv2d_backward_weights_bf16_supported(pr.x, pr.k, pr.y, pr.p, with_bias))
+  if (cpu::conv2d_backward_weights_bf16_supported(pr.x, pr.k, pr.y, pr.p))
     candidates.push_back(cpu::ConvCandidate::direct);
   if (cpu::onednn_conv_backward_weights_offered(pr, with_bias, kDirect))
     candidates.push_back(cpu::ConvCandidate::onednn_direct);
@@ -86,7 +86,8 @@ void backward_weights_bf16(const TensorList& in, TensorList& out, const Attrs& a
     if (c == cpu::ConvCandidate::direct)
       cpu::conv2d_backward_weights_bf16(static_cast<const uint16_t*>(in[0].raw_data()), pr.x,
                                         static_cast<const uint16_t*>(dy.raw_data()), pr.y,
-                                        static_cast<uint16_t*>(dk.raw_data()), pr.k, pr.p);
+                                        static_cast<uint16_t*>(dk.raw_data()), pr.k,
+                                        with_bias ? static_cast<uint16_t*>(out[1].raw_data()) : nullptr, pr.p);
     else
       cpu::onednn_conv_backward_weights(in[0], dy, out, pr, kDirect);
   };

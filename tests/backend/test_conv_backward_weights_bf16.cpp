@@ -1,9 +1,9 @@
 // The AVX512-BF16 weight gradient (backend/cpu/conv_backward_weights_bf16.h) against the float64
 // plain-loop reference on the same bfloat16 values: input channels 1 to 64 (every channel-block
 // tail), 16 to 64 outputs, output rows of 2 to 32 pixels, left pads 0 to 2, top pads past the
-// kernel, kernel heights 1 to 5, batches of 1 to 64 (fewer images than chunks, uneven chunks);
-// where it applies; the same bits for any thread count; and the op choosing between it and
-// oneDNN's, forced either way, within the same tolerance.
+// kernel, kernel heights 1 to 5, batches of 1 to 64 (fewer images than chunks, uneven chunks),
+// with and without the bias gradient; where it applies; the same bits for any thread count; and
+// the op choosing between it and oneDNN's, forced either way, within the same tolerance.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -67,12 +67,22 @@ std::pair<Tensor, Tensor> bf16_normal(const Shape& shape, uint64_t seed) {
   return {b, b.astype(DType::float64)};
 }
 
-Tensor ours(const Tensor& x, const Tensor& dy, const Shape& ks, const ConvParams& p) {
-  Tensor dk = Tensor::full(ks, 7.f, DType::float32).astype(DType::bfloat16);
+struct Gradients {
+  Tensor dk, db;  // db undefined without the bias
+};
+
+Gradients ours(const Tensor& x, const Tensor& dy, const Shape& ks, const ConvParams& p, bool bias = false) {
+  Gradients g{Tensor::full(ks, 7.f, DType::float32).astype(DType::bfloat16),
+              bias ? Tensor::full({ks[3]}, 7.f, DType::float32).astype(DType::bfloat16) : Tensor()};
   cpu::conv2d_backward_weights_bf16(static_cast<const uint16_t*>(x.raw_data()), x.shape(),
                                     static_cast<const uint16_t*>(dy.raw_data()), dy.shape(),
-                                    static_cast<uint16_t*>(dk.raw_data()), ks, p);
-  return dk;
+                                    static_cast<uint16_t*>(g.dk.raw_data()), ks,
+                                    bias ? static_cast<uint16_t*>(g.db.raw_data()) : nullptr, p);
+  return g;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
 }
 
 // Largest |got - exact| / (2^-8 |exact| + 1e-5 sum |x| |dy|) over the elements: the rounding to
@@ -93,23 +103,22 @@ TEST(ConvBackwardWeightsBf16, AppliesToStrideOneThreeWideKernelsEvenRowsAndWhole
   ConvParams same;
   same.pad_top = same.pad_bottom = same.pad_left = same.pad_right = 1;
   const Shape x{2, 8, 8, 16}, dy{2, 8, 8, 32};
-  EXPECT_TRUE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, dy, same, false));
-  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, dy, same, true)) << "bias";
-  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 24}, {2, 8, 8, 24}, same, false));
-  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 128}, {2, 8, 8, 128}, same, false));
-  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported({2, 7, 7, 16}, {3, 3, 16, 32}, {2, 7, 7, 32}, same, false))
+  EXPECT_TRUE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, dy, same));
+  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 24}, {2, 8, 8, 24}, same));
+  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 128}, {2, 8, 8, 128}, same));
+  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported({2, 7, 7, 16}, {3, 3, 16, 32}, {2, 7, 7, 32}, same))
       << "odd output rows";
-  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 5, 16, 32}, dy, same, false)) << "5 wide";
+  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 5, 16, 32}, dy, same)) << "5 wide";
   ConvParams strided = same;
   strided.stride_h = strided.stride_w = 2;
-  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, {2, 4, 4, 32}, strided, false));
+  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, {2, 4, 4, 32}, strided));
   ConvParams dilated = same;
   dilated.dilation_w = 2;
-  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, {2, 8, 6, 32}, dilated, false));
+  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, {2, 8, 6, 32}, dilated));
   ConvParams wide_pad = same;
   wide_pad.pad_left = 3;
   wide_pad.pad_right = 0;
-  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, dy, wide_pad, false));
+  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, dy, wide_pad));
 }
 
 TEST(ConvBackwardWeightsBf16, MatchesTheReferenceOnTheSameBfloat16Values) {
@@ -121,10 +130,15 @@ TEST(ConvBackwardWeightsBf16, MatchesTheReferenceOnTheSameBfloat16Values) {
     const ConvParams p = params_of(c);
     auto [x, x64] = bf16_normal(c.x, seed++);
     auto [dy, dy64] = bf16_normal(dy_shape(c), seed++);
-    ASSERT_TRUE(cpu::conv2d_backward_weights_bf16_supported(x.shape(), c.kernel, dy.shape(), p, false));
+    ASSERT_TRUE(cpu::conv2d_backward_weights_bf16_supported(x.shape(), c.kernel, dy.shape(), p));
     Tensor exact = cpu::reference_conv2d_backward_weights(x64, dy64, c.kernel, p);
     Tensor magnitude = cpu::reference_conv2d_backward_weights(ops::abs(x64), ops::abs(dy64), c.kernel, p);
-    EXPECT_LE(error_ratio(ours(x, dy, c.kernel, p).astype(DType::float32), exact, magnitude), 1.0);
+    const bool bias = seed % 4 == 1;  // every other case
+    Gradients g = ours(x, dy, c.kernel, p, bias);
+    EXPECT_LE(error_ratio(g.dk.astype(DType::float32), exact, magnitude), 1.0);
+    if (bias)
+      EXPECT_LE(error_ratio(g.db.astype(DType::float32), ops::sum(dy64, {0, 1, 2}), ops::sum(ops::abs(dy64), {0, 1, 2})),
+                1.0);
   }
 }
 
@@ -136,11 +150,12 @@ TEST(ConvBackwardWeightsBf16, SameBitsForAnyThreadCount) {
     const ConvParams p = params_of(c);
     Tensor x = bf16_normal(c.x, 3).first, dy = bf16_normal(dy_shape(c), 4).first;
     set_num_threads(1);
-    Tensor one = ours(x, dy, c.kernel, p);
+    Gradients one = ours(x, dy, c.kernel, p, true);
     for (int threads : {2, 3, 5, 8}) {
       set_num_threads(threads);
-      Tensor many = ours(x, dy, c.kernel, p);
-      EXPECT_EQ(std::memcmp(one.raw_data(), many.raw_data(), one.nbytes()), 0) << threads << " threads";
+      Gradients many = ours(x, dy, c.kernel, p, true);
+      EXPECT_TRUE(same_bits(one.dk, many.dk)) << threads << " threads";
+      EXPECT_TRUE(same_bits(one.db, many.db)) << threads << " threads";
     }
   }
   set_num_threads(saved);
@@ -155,18 +170,22 @@ TEST(ConvBackwardWeightsBf16, TheOpGivesTheSameGradientWithEitherCandidate) {
   auto [dy, dy64] = bf16_normal(dy_shape(c), 6);
   Tensor exact = cpu::reference_conv2d_backward_weights(x64, dy64, c.kernel, p);
   Tensor magnitude = cpu::reference_conv2d_backward_weights(ops::abs(x64), ops::abs(dy64), c.kernel, p);
-  for (auto candidate : {cpu::ConvCandidate::direct, cpu::ConvCandidate::onednn_direct}) {
-    SCOPED_TRACE(cpu::conv_candidate_name(candidate));
-    cpu::force_conv_candidate(candidate);
-    TensorList g = ops::conv2d_backward_weights(x, dy, c.kernel, p, false);
-    cpu::force_conv_candidate(std::nullopt);
-    ASSERT_EQ(g[0].dtype(), DType::bfloat16);
-    EXPECT_LE(error_ratio(g[0].astype(DType::float32), exact, magnitude), 1.0);
-  }
+  Tensor exact_bias = ops::sum(dy64, {0, 1, 2}), bias_magnitude = ops::sum(ops::abs(dy64), {0, 1, 2});
+  for (bool bias : {false, true})
+    for (auto candidate : {cpu::ConvCandidate::direct, cpu::ConvCandidate::onednn_direct}) {
+      SCOPED_TRACE(std::string(cpu::conv_candidate_name(candidate)) + (bias ? " with bias" : ""));
+      cpu::force_conv_candidate(candidate);
+      TensorList g = ops::conv2d_backward_weights(x, dy, c.kernel, p, bias);
+      cpu::force_conv_candidate(std::nullopt);
+      ASSERT_EQ(g[0].dtype(), DType::bfloat16);
+      EXPECT_LE(error_ratio(g[0].astype(DType::float32), exact, magnitude), 1.0);
+      if (bias) EXPECT_LE(error_ratio(g[1].astype(DType::float32), exact_bias, bias_magnitude), 1.0);
+    }
   // Ours, forced, is what the op ran: the same bits as the kernel called directly.
   cpu::force_conv_candidate(cpu::ConvCandidate::direct);
-  TensorList g = ops::conv2d_backward_weights(x, dy, c.kernel, p, false);
+  TensorList g = ops::conv2d_backward_weights(x, dy, c.kernel, p, true);
   cpu::force_conv_candidate(std::nullopt);
-  Tensor direct = ours(x, dy, c.kernel, p);
-  EXPECT_EQ(std::memcmp(g[0].raw_data(), direct.raw_data(), direct.nbytes()), 0);
+  Gradients direct = ours(x, dy, c.kernel, p, true);
+  EXPECT_TRUE(same_bits(g[0], direct.dk));
+  EXPECT_TRUE(same_bits(g[1], direct.db));
 }
