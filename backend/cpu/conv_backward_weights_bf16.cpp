@@ -2,7 +2,7 @@
 //
 // A tile is one kernel row kh, up to CIB input channels and all COB vectors of 16 outputs, for
 // the three taps: 3 x CIB x COB float32 accumulators, loaded from and stored back to the chunk's
-// partial sums once per image. Each step of an output row takes one pixel pair: COB dy vectors,
+// partial sums once per group of images packed together. Each step of an output row takes one pixel pair: COB dy vectors,
 // and per tap and channel one broadcast x pair for COB dot products.
 #include "backend/cpu/conv_backward_weights_bf16.h"
 
@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cpu/bf16_convert.h"
 #include "backend/cpu/conv_direct.h"
 #include "backend/cpu/cpu_isa.h"
 #include "backend/half.h"
@@ -130,6 +131,7 @@ bool conv2d_backward_weights_bf16_supported(const Shape& x_shape, const Shape& k
   if (!isa_allows_bf16() || !conv_direct_available()) return false;
   if (x_shape.size() != 4 || kernel_shape.size() != 4 || dy_shape.size() != 4) return false;
   const int64_t co = kernel_shape[3];
+  if (x_shape[0] < 1 || dy_shape[1] < 1 || x_shape[3] != kernel_shape[2] || dy_shape[3] != co) return false;
   return p.stride_h == 1 && p.stride_w == 1 && p.dilation_h == 1 && p.dilation_w == 1 && p.groups == 1 &&
          kernel_shape[1] == 3 && p.pad_left >= 0 && p.pad_left <= 2 && p.pad_top >= 0 && dy_shape[2] % 2 == 0 &&
          dy_shape[2] > 0 && co % 16 == 0 && co >= 16 && co <= 64 && kernel_shape[2] >= 1;
@@ -162,7 +164,8 @@ void conv2d_backward_weights_bf16(const uint16_t* x, const Shape& xs, const uint
   const int64_t group = std::clamp<int64_t>((int64_t{256} << 10) / packed_bytes, 1, 8);
 #pragma omp parallel
   {
-    std::vector<Packed> packed(static_cast<size_t>(group));
+    thread_local std::vector<Packed> packed;  // kept between calls: no allocation per step
+    if (packed.size() < static_cast<size_t>(group)) packed.resize(static_cast<size_t>(group));
     // Chunk c: images [n c / chunks, n (c + 1) / chunks), its sums in partial row c.
 #pragma omp for schedule(static)
     for (int64_t c = 0; c < chunks; ++c) {
@@ -184,7 +187,9 @@ void conv2d_backward_weights_bf16(const uint16_t* x, const Shape& xs, const uint
       }
     }
     // The chunks added pairwise in a tree fixed by their count, each sum by the thread that
-    // summed its left chunk (the same static split): the order never depends on the threads.
+    // summed its left chunk (the same static split, so mostly from its own cache, where one pass
+    // over all chunks would read most of them from the other cores'): the order never depends on
+    // the threads.
     for (int64_t step = 1; step < chunks; step *= 2) {
 #pragma omp for schedule(static)
       for (int64_t c = 0; c < chunks; ++c) {
@@ -194,8 +199,10 @@ void conv2d_backward_weights_bf16(const uint16_t* x, const Shape& xs, const uint
         for (int64_t e = 0; e < size; ++e) into[e] += from[e];
       }
     }
-#pragma omp for schedule(static)
-    for (int64_t e = 0; e < size; ++e) (e < weights ? dk[e] : db[e - weights]) = float_to_bfloat16(partial[e]);
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t begin = weights * t / threads, end = weights * (t + 1) / threads;
+    floats_to_bf16(partial + begin, dk + begin, end - begin);
+    if (db && t == 0) floats_to_bf16(partial + weights, db, g.co);
   }
 }
 

@@ -5,8 +5,8 @@
 // Why: on a Zen 4, oneDNN 2.6's bfloat16 weight gradient (jit_bf16, NHWC) took 0.83-0.95 ms a call
 // on ResNet-20's 3x3 layers, against 0.60-0.75 ms for their forward pass, and 16-31% longer again
 // while the host had the two vCPUs on different core complexes: a third of a mixed_bfloat16
-// training step. Here each thread sums whole images (the images its own share of the batch-split
-// element-wise passes wrote): flushed trials 0.70-0.85 ms against oneDNN's 0.78-0.97 on those
+// training step. Here each thread sums whole images (where the thread count divides 8, the images
+// its own share of the batch-split element-wise passes wrote): flushed trials 0.70-0.85 ms against oneDNN's 0.78-0.97 on those
 // layers, and ResNet-20 mixed_bfloat16 training 1,300-1,349 samples/s against 1,270-1,300 with
 // oneDNN's alone (1,200-1,207 against 1,027-1,159 on two complexes); the cnn workload's 32 -> 64
 // layer at 26x26, batch 128, with its bias: 7.17 ms against 7.53.
@@ -18,8 +18,8 @@
 // apart). Columns outside the image are packed as zeros, so padding enters the sums as zero
 // products (a dy of infinity beside the padding gives NaN where the exact sum may be infinite:
 // either way the step is not finite). Images are summed in at most 8 chunks fixed by the batch
-// size, each in a fixed order, and the chunks added in order: the bits do not depend on the
-// thread count. The float32 sums are rounded to bfloat16 once.
+// size, each in a fixed order, and the chunks added in a fixed pairwise tree: the bits do not
+// depend on the thread count. The float32 sums are rounded to bfloat16 once.
 #pragma once
 #include <cstdint>
 
@@ -30,8 +30,8 @@ namespace keras::cpu {
 
 // True when conv2d_backward_weights_bf16 computes the problem: the CPU has AVX512-BF16 (as
 // cpu_isa.h allows), the switch of the project's direct kernels is on (conv_direct.h), stride and
-// dilation 1, one group, a kernel 3 wide, left padding 0 to 2, an even output width, and 16, 32,
-// 48 or 64 outputs.
+// dilation 1, one group, a kernel 3 wide, left padding 0 to 2, an even output width, 16, 32, 48
+// or 64 outputs, at least one image and one output row, and shapes that agree on the channels.
 bool conv2d_backward_weights_bf16_supported(const Shape& x_shape, const Shape& kernel_shape, const Shape& dy_shape,
                                             const ConvParams& params);
 

@@ -57,7 +57,8 @@ std::optional<ConvCandidate> conv_candidate_from_name(const std::string& name);
 
 // True for `direct` only. Each output element of the direct kernels is summed by one thread in a
 // fixed order (the forward and input-gradient kernels split output rows, the weight-gradient
-// kernel output tiles). oneDNN's backward-weights kernels add per-thread partial sums, and its
+// kernel output tiles), or from chunk sums added in an order fixed by the shapes (the bfloat16
+// weight gradient, conv_backward_weights_bf16.h). oneDNN's backward-weights kernels add per-thread partial sums, and its
 // forward and backward-data kernels pick their blockings (hence the summation order) from the
 // thread count, so oneDNN's results may change with it.
 // The project's `winograd` also sums each output in one thread in a fixed order, but rounds

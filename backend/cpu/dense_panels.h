@@ -43,13 +43,13 @@ void dense_panels(int64_t rows, int64_t k, int64_t units, const float* x, const 
 // group at least two tiles of `tile_rows` rows; 1 (all threads share every row, each its own
 // panels) for small batches.
 //
-// Why rows: a thread then reads only the rows of x that it wrote as the layer before's output
-// (stacked Dense layers), while split by panels every thread reads every row, half of them from
-// the other core's cache. Where a host places two vCPUs on different AMD core complexes, such a
+// Why rows: with a group per thread (a small thread count), a thread then reads only the rows of
+// x that it wrote as the layer before's output (stacked Dense layers), while split by panels
+// every thread reads every row, half of them from the other core's cache. Where a host places two vCPUs on different AMD core complexes, such a
 // line costs 300+ ns: 784-512-512-10 inference at batch 128 on 2 threads ran 142-147K samples/s
 // split by panels and 158-163K by rows (on one complex: 152-158K and 164K). The price, each thread reading the whole packed weight
-// rather than its panels, stays small with two tiles of rows a thread: at 24 rows every weight
-// byte read serves 12 flops.
+// rather than its panels, stays small with two tiles of rows a thread: at 24 rows (AVX-512's two
+// tiles) every weight byte read serves 12 flops, at 12 (AVX2's) 6.
 int64_t dense_row_groups(int64_t rows, int64_t tile_rows, int64_t threads);
 
 // A float32 Dense y = act(x W + b) (x: rows x k, W: k x units, contiguous) run by whichever of

@@ -109,7 +109,8 @@ void copy_rows(char* dst, const char* src, size_t row_bytes, const int64_t* idx,
   // more wherever another core reads them: where a host puts the two vCPUs on different core
   // complexes (AMD EPYC), each such line takes 300+ ns, and next() of 128 rows of 3 KB took
   // 100-110 us a step there instead of 28-32 (pipeline_benchmark, 2 threads, team copier).
-  if (row_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+  // Whole cache lines only: a streamed line left partly written is flushed as a slow partial write.
+  if (row_bytes % kLine == 0 && reinterpret_cast<uintptr_t>(dst) % kLine == 0) {
     copy_interleaved<true>(dst, src, row_bytes, idx, n);
     _mm_sfence();  // the stores are visible before the caller reports the rows copied
   } else {

@@ -49,6 +49,8 @@ std::vector<Case> cases() {
   for (int64_t w : {2, 4, 6, 8, 16, 32})
     for (int64_t c : {1, 3, 8, 13, 16, 64})
       for (int64_t o : {16, 32, 48, 64}) out.push_back({{3, 4, w, c}, {3, 3, c, o}, {1, 1, 1, 1}});
+  for (int64_t c : {2, 4, 6, 7, 10})  // the remaining channel-block tails of 16 and 32 outputs
+    for (int64_t o : {16, 32}) out.push_back({{2, 3, 4, c}, {3, 3, c, o}, {1, 1, 1, 1}});
   for (int64_t w : {4, 6, 10}) out.push_back({{2, 5, w, 9}, {3, 3, 9, 32}, {0, 0, 0, 0}});  // "valid"
   for (int64_t left : {0, 1, 2})                                                          // right: even rows
     out.push_back({{2, 4, 7, 16}, {3, 3, 16, 16}, {1, 1, left, 3 - left}});
@@ -115,6 +117,9 @@ TEST(ConvBackwardWeightsBf16, AppliesToStrideOneThreeWideKernelsEvenRowsAndWhole
   ConvParams dilated = same;
   dilated.dilation_w = 2;
   EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, {2, 8, 6, 32}, dilated));
+  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported({0, 8, 8, 16}, {3, 3, 16, 32}, {0, 8, 8, 32}, same))
+      << "no image";
+  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 8, 32}, dy, same)) << "channels disagree";
   ConvParams wide_pad = same;
   wide_pad.pad_left = 3;
   wide_pad.pad_right = 0;

@@ -165,12 +165,13 @@ TEST(DatasetPrefetch, TheConsumerWaitsBrieflyForAChunkInFlightThenCopiesAfresh) 
 
 TEST(DatasetPrefetch, RowCopyEqualsOneRowAfterAnother) {
   // Rows under 256 bytes go one by one; longer ones eight at a time, a cache line of each in
-  // turn, with a partial line at the end when the row length is not a multiple of 64. Rows of a
-  // multiple of 16 bytes into a 16-byte-aligned batch take the cache-bypassing stores, the rest
-  // plain ones: every length, at every destination offset, must give the same bytes and write
-  // nothing past the last row.
+  // turn, with a partial line at the end when the row length is not a multiple of 64. Rows of
+  // whole lines (256, 320, 3136 bytes) into a line-aligned batch (offset 0) take the
+  // cache-bypassing stores, the rest plain ones: every length, at every destination offset, must
+  // give the same bytes and write nothing past the last row.
   for (size_t row_bytes :
-       {size_t{1}, size_t{12}, size_t{255}, size_t{256}, size_t{272}, size_t{300}, size_t{3136}, size_t{4099}}) {
+       {size_t{1}, size_t{12}, size_t{255}, size_t{256}, size_t{272}, size_t{300}, size_t{320}, size_t{3136},
+        size_t{4099}}) {
     const int64_t source_rows = 40;
     std::vector<char> src(row_bytes * source_rows);
     for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7 + i / 251);
