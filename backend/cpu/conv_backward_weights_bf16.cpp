@@ -27,17 +27,20 @@ constexpr int64_t kPairOffset = 1;             // packed pair q sits at index q 
 constexpr std::array<int, 4> kMaxCib = {8, 4, 3, 2};  // per COB: at most 31 vector registers
 
 struct Geometry {
-  int64_t ih, iw, ci, oh, co, kh, pt, pl;
+  int64_t ih, iw, ci, oh, co, kh, pt, sh, sw;
   int64_t pairs;      // output pixel pairs per row
   int64_t q;          // packed x pairs per row
   int64_t shift[3];   // per tap: index of output pair 0's x pair in its packing
-  int parity[3];      // per tap: 0 the even-column packing, 1 the odd
+  int packing[3];     // per tap: its packing, the residue of its pairs' left columns modulo 2 sw
+  bool used[4];       // the packings some tap reads
 };
 
 // One image packed: dy as [oh][pair][co] and x as [ih][q][ci], each entry two bfloat16 (the
-// earlier pixel in the low half, as VDPBF16PS pairs them).
+// earlier pixel in the low half, as VDPBF16PS pairs them). x's packing j pairs columns sw apart,
+// entry i's left column 2 sw (i - kPairOffset) + j: stride 1 needs the two parities, stride 2
+// one packing per tap.
 struct Packed {
-  std::vector<uint32_t> dy, x[2];
+  std::vector<uint32_t> dy, x[4];
 };
 
 // o[c] = (a[c], b[c]) as one pair, a null row giving zeros. Inlined into pack_image, whose target
@@ -62,14 +65,15 @@ __attribute__((target("avx512f,avx512bw"))) void pack_image(const Geometry& g, c
       const uint16_t* a = dy + (r * g.pairs * 2 + 2 * p) * g.co;
       interleave(out.dy.data() + (r * g.pairs + p) * g.co, a, a + g.co, g.co);
     }
-  for (int parity = 0; parity < 2; ++parity) {
-    std::vector<uint32_t>& packed = out.x[parity];
+  for (int j = 0; j < 2 * g.sw; ++j) {
+    if (!g.used[j]) continue;
+    std::vector<uint32_t>& packed = out.x[j];
     packed.resize(static_cast<size_t>(g.ih * g.q * g.ci));
     for (int64_t r = 0; r < g.ih; ++r)
       for (int64_t i = 0; i < g.q; ++i) {
-        const int64_t first = 2 * (i - kPairOffset) - parity;  // its left column
+        const int64_t left = 2 * g.sw * (i - kPairOffset) + j;
         auto column = [&](int64_t col) { return col >= 0 && col < g.iw ? x + (r * g.iw + col) * g.ci : nullptr; };
-        interleave(packed.data() + (r * g.q + i) * g.ci, column(first), column(first + 1), g.ci);
+        interleave(packed.data() + (r * g.q + i) * g.ci, column(left), column(left + g.sw), g.ci);
       }
   }
 }
@@ -82,13 +86,16 @@ __attribute__((target("avx512f,avx512bf16"))) void accumulate(const Geometry& g,
   for (int kw = 0; kw < 3; ++kw)
     for (int c = 0; c < CIB; ++c)
       for (int b = 0; b < COB; ++b) acc[kw][c][b] = _mm512_loadu_ps(at(kw, c, b));
-  const int64_t first = std::max<int64_t>(0, g.pt - kh), last = std::min(g.oh, g.ih + g.pt - kh);
+  // Output rows whose input row r sh + kh - pt lies in the image.
+  const int64_t top = g.pt - kh, bottom = g.ih - 1 + g.pt - kh;
+  const int64_t first = top > 0 ? (top + g.sh - 1) / g.sh : 0;
+  const int64_t last = bottom < 0 ? 0 : std::min(g.oh, bottom / g.sh + 1);
   for (const Packed* im = images; im < images + count; ++im)
   for (int64_t r = first; r < last; ++r) {
-    const int64_t ir = r + kh - g.pt;
+    const int64_t ir = r * g.sh + kh - g.pt;
     const uint32_t* d = im->dy.data() + r * g.pairs * g.co;
     const uint32_t* xs[3];
-    for (int kw = 0; kw < 3; ++kw) xs[kw] = im->x[g.parity[kw]].data() + (ir * g.q + g.shift[kw]) * g.ci + c0;
+    for (int kw = 0; kw < 3; ++kw) xs[kw] = im->x[g.packing[kw]].data() + (ir * g.q + g.shift[kw]) * g.ci + c0;
     for (int64_t p = 0; p < g.pairs; ++p) {
       __m512i dv[COB];
       for (int b = 0; b < COB; ++b) dv[b] = _mm512_loadu_si512(d + p * g.co + b * 16);
@@ -132,7 +139,7 @@ bool conv2d_backward_weights_bf16_supported(const Shape& x_shape, const Shape& k
   if (x_shape.size() != 4 || kernel_shape.size() != 4 || dy_shape.size() != 4) return false;
   const int64_t co = kernel_shape[3];
   if (x_shape[0] < 1 || dy_shape[1] < 1 || x_shape[3] != kernel_shape[2] || dy_shape[3] != co) return false;
-  return p.stride_h == 1 && p.stride_w == 1 && p.dilation_h == 1 && p.dilation_w == 1 && p.groups == 1 &&
+  return (p.stride_h == 1 || p.stride_h == 2) && (p.stride_w == 1 || p.stride_w == 2) && p.dilation_h == 1 && p.dilation_w == 1 && p.groups == 1 &&
          kernel_shape[1] == 3 && p.pad_left >= 0 && p.pad_left <= 2 && p.pad_top >= 0 && dy_shape[2] % 2 == 0 &&
          dy_shape[2] > 0 && co % 16 == 0 && co >= 16 && co <= 64 && kernel_shape[2] >= 1;
 }
@@ -141,16 +148,18 @@ void conv2d_backward_weights_bf16(const uint16_t* x, const Shape& xs, const uint
                                   uint16_t* dk, const Shape& ks, uint16_t* db, const ConvParams& params) {
   Geometry g{};
   g.ih = xs[1], g.iw = xs[2], g.ci = xs[3], g.oh = ys[1], g.co = ys[3], g.kh = ks[0];
-  g.pt = params.pad_top, g.pl = params.pad_left;
+  g.pt = params.pad_top, g.sh = params.stride_h, g.sw = params.stride_w;
   g.pairs = ys[2] / 2;
   g.q = g.pairs + 2;
   for (int kw = 0; kw < 3; ++kw) {
-    // Output pair p's tap kw reads columns 2p + s and 2p + s + 1: the even packing's pair p + s/2,
-    // or the odd packing's pair p + (s + 1)/2.
-    const int64_t s = kw - g.pl;
-    g.parity[kw] = static_cast<int>(s & 1);
-    g.shift[kw] = kPairOffset + (g.parity[kw] ? (s + 1) / 2 : s / 2);
+    // Output pair p's tap kw reads columns 2 sw p + s and that + sw, s = kw - pad_left >= -2: with
+    // s = 2 sw m + j (0 <= j < 2 sw, m >= -1), packing j's entry p + m + kPairOffset.
+    const int64_t s = kw - params.pad_left, period = 2 * g.sw, j = (s % period + period) % period;
+    g.packing[kw] = static_cast<int>(j);
+    g.shift[kw] = kPairOffset + (s - j) / period;
+    g.used[j] = true;
   }
+  const int64_t packings = std::count(std::begin(g.used), std::end(g.used), true);
   // A chunk's row of partial sums: the kernel's, then the bias's.
   const int64_t n = xs[0], chunks = std::min(n, kMaxChunks), weights = g.kh * 3 * g.ci * g.co;
   const int64_t size = weights + (db ? g.co : 0);
@@ -160,7 +169,7 @@ void conv2d_backward_weights_bf16(const uint16_t* x, const Shape& xs, const uint
   const int64_t x_image = g.ih * g.iw * g.ci, dy_image = g.oh * g.pairs * 2 * g.co;
   // Images packed and summed together, their packings within ~256 KB (L2): a tile then loads and
   // stores its accumulators once for them all (small images give a tile few pixel pairs each).
-  const int64_t packed_bytes = 4 * (g.oh * g.pairs * g.co + 2 * g.ih * g.q * g.ci);
+  const int64_t packed_bytes = 4 * (g.oh * g.pairs * g.co + packings * g.ih * g.q * g.ci);
   const int64_t group = std::clamp<int64_t>((int64_t{256} << 10) / packed_bytes, 1, 8);
 #pragma omp parallel
   {

@@ -1,4 +1,4 @@
-// The weight gradient of a bfloat16 convolution with a 3-wide kernel and stride 1, from AVX512-BF16
+// The weight gradient of a bfloat16 convolution with a 3-wide kernel and stride 1 or 2, from AVX512-BF16
 // dot products: the `direct` candidate of the bfloat16 conv2d_backward_weights
 // (conv_bf16_kernels.cpp), which the chooser (conv_choice.h) times against oneDNN's.
 //
@@ -13,13 +13,14 @@
 //
 // How: VDPBF16PS adds the products of two bfloat16 pairs to a float32 lane, so the sum over output
 // pixels goes two adjacent pixels at a time: per image, dy is packed as [row][pixel pair][output]
-// pairs and x as pairs of adjacent columns, [row][pair][input channel] (two packings, pairs
-// starting at even and at odd columns, since the three taps of a kernel row are one column
-// apart). Columns outside the image are packed as zeros, so padding enters the sums as zero
-// products (a dy of infinity beside the padding gives NaN where the exact sum may be infinite:
-// either way the step is not finite). Images are summed in at most 8 chunks fixed by the batch
-// size, each in a fixed order, and the chunks added in a fixed pairwise tree: the bits do not
-// depend on the thread count. The float32 sums are rounded to bfloat16 once.
+// pairs and x as pairs of the columns those pixels read, [row][pair][input channel] (at stride 1
+// two packings, pairs starting at even and at odd columns, since the three taps of a kernel row are
+// one column apart; at stride 2 pairs of columns two apart, a packing per tap). Columns outside the
+// image are packed as zeros, so padding enters the sums as zero products (a dy of infinity beside
+// the padding gives NaN where the exact sum may be infinite: either way the step is not finite).
+// Images are summed in at most 8 chunks fixed by the batch size, each in a fixed order, and the
+// chunks added in a fixed pairwise tree: the bits do not depend on the thread count. The float32
+// sums are rounded to bfloat16 once.
 #pragma once
 #include <cstdint>
 
@@ -29,8 +30,8 @@
 namespace keras::cpu {
 
 // True when conv2d_backward_weights_bf16 computes the problem: the CPU has AVX512-BF16 (as
-// cpu_isa.h allows), the switch of the project's direct kernels is on (conv_direct.h), stride and
-// dilation 1, one group, a kernel 3 wide, left padding 0 to 2, an even output width, 16, 32, 48
+// cpu_isa.h allows), the switch of the project's direct kernels is on (conv_direct.h), strides 1
+// or 2, dilation 1, one group, a kernel 3 wide, left padding 0 to 2, an even output width, 16, 32, 48
 // or 64 outputs, at least one image and one output row, and shapes that agree on the channels.
 bool conv2d_backward_weights_bf16_supported(const Shape& x_shape, const Shape& kernel_shape, const Shape& dy_shape,
                                             const ConvParams& params);

@@ -1,9 +1,9 @@
-// The bfloat16 CPU kernels of conv2d, conv2d_backward_data and conv2d_backward_weights
-// (see backend/bf16_compute.h): oneDNN's direct algorithm on bfloat16 NHWC tensors, accumulating
-// in float32, bias and activation fused as in float32. The weight gradient of 3-wide stride-1
-// kernels has a second candidate, the project's (conv_backward_weights_bf16.h), and the chooser
-// (conv_choice.h) times the two; elsewhere oneDNN's is the only bfloat16 candidate. A problem
-// that no candidate takes runs the float32 kernel on converted inputs.
+// The bfloat16 CPU kernels of conv2d, conv2d_backward_data and conv2d_backward_weights (see
+// backend/bf16_compute.h): oneDNN's direct algorithm on bfloat16 NHWC tensors, accumulating in
+// float32, bias and activation fused as in float32. The weight gradient of 3-wide kernels at
+// strides 1 and 2 has a second candidate, the project's (conv_backward_weights_bf16.h), and the
+// chooser (conv_choice.h) times the two; elsewhere oneDNN's is the only bfloat16 candidate. A
+// problem that no candidate takes runs the float32 kernel on converted inputs.
 #include "backend/bf16_compute.h"
 
 #include <vector>

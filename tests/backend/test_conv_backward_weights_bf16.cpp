@@ -1,6 +1,6 @@
 // The AVX512-BF16 weight gradient (backend/cpu/conv_backward_weights_bf16.h) against the float64
 // plain-loop reference on the same bfloat16 values: input channels 1 to 64 (every channel-block
-// tail), 16 to 64 outputs, output rows of 2 to 32 pixels, left pads 0 to 2, top pads past the
+// tail), 16 to 64 outputs, output rows of 2 to 32 pixels, strides 1 and 2, left pads 0 to 2, top pads past the
 // kernel, kernel heights 1 to 5, batches of 1 to 64 (fewer images than chunks, uneven chunks),
 // with and without the bias gradient; where it applies; the same bits for any thread count; and
 // the op choosing between it and oneDNN's, forced either way, within the same tolerance.
@@ -30,16 +30,19 @@ struct Case {
   Shape x;                       // N, H, W, C
   Shape kernel;                  // kh, 3, C, O
   std::array<int64_t, 4> pads;   // top, bottom, left, right
+  std::array<int64_t, 2> strides = {1, 1};
 };
 
 ConvParams params_of(const Case& c) {
   ConvParams p;
   std::tie(p.pad_top, p.pad_bottom, p.pad_left, p.pad_right) = std::tuple(c.pads[0], c.pads[1], c.pads[2], c.pads[3]);
+  std::tie(p.stride_h, p.stride_w) = std::tuple(c.strides[0], c.strides[1]);
   return p;
 }
 
 Shape dy_shape(const Case& c) {
-  const int64_t oh = c.x[1] + c.pads[0] + c.pads[1] - c.kernel[0] + 1, ow = c.x[2] + c.pads[2] + c.pads[3] - 2;
+  const int64_t oh = (c.x[1] + c.pads[0] + c.pads[1] - c.kernel[0]) / c.strides[0] + 1;
+  const int64_t ow = (c.x[2] + c.pads[2] + c.pads[3] - 3) / c.strides[1] + 1;
   return {c.x[0], oh, ow, c.kernel[3]};
 }
 
@@ -59,6 +62,21 @@ std::vector<Case> cases() {
   out.push_back({{11, 8, 8, 32}, {3, 3, 32, 32}, {1, 1, 1, 1}});   // 8 uneven chunks
   out.push_back({{64, 8, 8, 64}, {3, 3, 64, 64}, {1, 1, 1, 1}});   // ResNet-20's last stage
   out.push_back({{64, 32, 32, 16}, {3, 3, 16, 16}, {1, 1, 1, 1}}); // and its first
+  // Stride 2: ResNet's "same" downsampling (pads 0 before, 1 after), every left pad, widths odd
+  // and even (at 10 with no pad, a last column no tap reads), a stride in one direction only,
+  // uneven chunks.
+  for (int64_t c : {1, 5, 16, 32})
+    for (int64_t o : {16, 32, 64}) out.push_back({{3, 8, 8, c}, {3, 3, c, o}, {0, 1, 0, 1}, {2, 2}});
+  for (int64_t left : {0, 1, 2})
+    for (int64_t w : {7, 8, 9, 10, 12}) {
+      const int64_t right = ((w + left - 3) / 2 + 1) % 2 ? 2 : 0;  // makes the output width even
+      out.push_back({{2, 6, w, 8}, {3, 3, 8, 32}, {1, 0, left, right}, {2, 2}});
+    }
+  out.push_back({{2, 7, 8, 16}, {3, 3, 16, 16}, {1, 1, 1, 1}, {2, 1}});
+  out.push_back({{2, 5, 12, 16}, {3, 3, 16, 48}, {1, 1, 1, 1}, {1, 2}});
+  for (int64_t kh : {1, 2, 5}) out.push_back({{3, 9, 8, 24}, {kh, 3, 24, 32}, {kh / 2, kh / 2, 1, 1}, {2, 2}});
+  out.push_back({{11, 16, 16, 32}, {3, 3, 32, 64}, {0, 1, 0, 1}, {2, 2}});  // ResNet-20's second
+  out.push_back({{64, 32, 32, 16}, {3, 3, 16, 32}, {0, 1, 0, 1}, {2, 2}});  // and first downsampling
   return out;
 }
 
@@ -99,7 +117,7 @@ bool has_bf16() { return cpu::isa_allows_bf16(); }
 
 }  // namespace
 
-TEST(ConvBackwardWeightsBf16, AppliesToStrideOneThreeWideKernelsEvenRowsAndWholeOutputVectors) {
+TEST(ConvBackwardWeightsBf16, AppliesToStrideOneOrTwoThreeWideKernelsEvenRowsAndWholeOutputVectors) {
   if (!has_bf16()) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
   ConvParams same;
   same.pad_top = same.pad_bottom = same.pad_left = same.pad_right = 1;
@@ -112,7 +130,9 @@ TEST(ConvBackwardWeightsBf16, AppliesToStrideOneThreeWideKernelsEvenRowsAndWhole
   EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 5, 16, 32}, dy, same)) << "5 wide";
   ConvParams strided = same;
   strided.stride_h = strided.stride_w = 2;
-  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, {2, 4, 4, 32}, strided));
+  EXPECT_TRUE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, {2, 4, 4, 32}, strided));
+  strided.stride_w = 3;
+  EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, {2, 4, 2, 32}, strided)) << "stride 3";
   ConvParams dilated = same;
   dilated.dilation_w = 2;
   EXPECT_FALSE(cpu::conv2d_backward_weights_bf16_supported(x, {3, 3, 16, 32}, {2, 8, 6, 32}, dilated));
@@ -130,7 +150,8 @@ TEST(ConvBackwardWeightsBf16, MatchesTheReferenceOnTheSameBfloat16Values) {
   uint64_t seed = 1;
   for (const Case& c : cases()) {
     SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.kernel) + " pads " + std::to_string(c.pads[0]) + "," +
-                 std::to_string(c.pads[1]) + "," + std::to_string(c.pads[2]) + "," + std::to_string(c.pads[3]));
+                 std::to_string(c.pads[1]) + "," + std::to_string(c.pads[2]) + "," + std::to_string(c.pads[3]) +
+                 " strides " + std::to_string(c.strides[0]) + "," + std::to_string(c.strides[1]));
     const ConvParams p = params_of(c);
     auto [x, x64] = bf16_normal(c.x, seed++);
     auto [dy, dy64] = bf16_normal(dy_shape(c), seed++);
@@ -149,7 +170,8 @@ TEST(ConvBackwardWeightsBf16, MatchesTheReferenceOnTheSameBfloat16Values) {
 TEST(ConvBackwardWeightsBf16, SameBitsForAnyThreadCount) {
   if (!has_bf16()) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
   const int saved = num_threads();
-  for (const Case& c : {Case{{48, 6, 10, 24}, {3, 3, 24, 32}, {1, 1, 1, 1}}, Case{{3, 5, 6, 64}, {3, 3, 64, 64}, {1, 1, 1, 1}}}) {
+  for (const Case& c : {Case{{48, 6, 10, 24}, {3, 3, 24, 32}, {1, 1, 1, 1}}, Case{{3, 5, 6, 64}, {3, 3, 64, 64}, {1, 1, 1, 1}},
+                        Case{{20, 8, 8, 16}, {3, 3, 16, 32}, {0, 1, 0, 1}, {2, 2}}}) {
     SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.kernel));
     const ConvParams p = params_of(c);
     Tensor x = bf16_normal(c.x, 3).first, dy = bf16_normal(dy_shape(c), 4).first;
