@@ -1,8 +1,10 @@
 // CPU kernels of add_relu and add_relu_grad (backend/ops_add_relu.h): one pass each, y = relu(a + b)
 // and dz = relu_grad(g + h, y), for float32, float64 and bfloat16 (the sum rounded to bfloat16
-// first, as add followed by relu or relu_grad gives). NaN passes the forward, as in relu.
+// first, as add followed by relu or relu_grad gives; bf16_spans_avx512.h's loops where the CPU has
+// AVX512-BF16). NaN passes the forward, as in relu.
 #include "backend/bf16_compute.h"
 #include "backend/cpu/bf16_bits.h"
+#include "backend/cpu/bf16_spans_avx512.h"
 #include "backend/cpu/cpu_loops.h"
 #include "backend/cpu/dispatch_floating.h"
 #include "backend/half.h"
@@ -27,6 +29,9 @@ KERAS_ISA_CLONES void add_relu_span(const double* a, const double* b, double* y,
 }
 KERAS_ISA_CLONES void add_relu_span(const uint16_t* __restrict a, const uint16_t* __restrict b,
                                     uint16_t* __restrict y, int64_t n) {
+  if (cpu::avx512::bf16_spans_available())
+    return cpu::avx512::bf16_binary_span(cpu::avx512::Bf16Op::add, cpu::avx512::Bf16Keep::positive_or_nan, a, b,
+                                         nullptr, y, n);
   for (int64_t i = 0; i < n; ++i) {
     const uint16_t s = float_to_bfloat16(bfloat16_to_float(a[i]) + bfloat16_to_float(b[i]));
     y[i] = s & cpu::bf16_mask(cpu::bf16_positive(s) | cpu::bf16_is_nan(s));  // relu's bits
@@ -61,6 +66,9 @@ KERAS_ISA_CLONES void grad_span(const double* g, const double* h, const double* 
 }
 KERAS_ISA_CLONES void grad_span(const uint16_t* __restrict g, const uint16_t* __restrict h,
                                 const uint16_t* __restrict y, uint16_t* __restrict dz, int64_t n) {
+  if (cpu::avx512::bf16_spans_available())
+    return cpu::avx512::bf16_binary_span(cpu::avx512::Bf16Op::add, cpu::avx512::Bf16Keep::where_y_positive, g, h, y,
+                                         dz, n);
   for (int64_t i = 0; i < n; ++i) {
     const uint16_t s = float_to_bfloat16(bfloat16_to_float(g[i]) + bfloat16_to_float(h[i]));
     dz[i] = s & cpu::bf16_mask(cpu::bf16_positive(y[i]));  // relu_grad's mask

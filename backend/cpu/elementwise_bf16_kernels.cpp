@@ -2,10 +2,12 @@
 // convolutions of a mixed_bfloat16 convnet: add, subtract and multiply of two tensors of one
 // shape, relu, relu_grad and the fused relu's gradient (dense_activation_grad). Each reads
 // bfloat16, computes in float32 and rounds once, which is what run_op's float32 path gives
-// (convert the inputs, run, round the output) in one pass over memory instead of four. Other
-// shapes (broadcasting) take that path.
+// (convert the inputs, run, round the output) in one pass over memory instead of four; where the
+// CPU has AVX512-BF16 the binary ones run bf16_spans_avx512.h's loops. Other shapes
+// (broadcasting) take that path.
 #include "backend/bf16_compute.h"
 #include "backend/cpu/bf16_bits.h"
+#include "backend/cpu/bf16_spans_avx512.h"
 #include "backend/cpu/cpu_loops.h"
 #include "backend/half.h"
 #include "backend/op_registry.h"
@@ -43,6 +45,15 @@ KERAS_ISA_CLONES void relu_grad_span(const uint16_t* __restrict g, const uint16_
   for (int64_t i = 0; i < n; ++i) out[i] = g[i] & cpu::bf16_mask(cpu::bf16_positive(y[i]));
 }
 
+cpu::avx512::Bf16Op vector_op(Binary op) {
+  switch (op) {
+    case Binary::add: return cpu::avx512::Bf16Op::add;
+    case Binary::subtract: return cpu::avx512::Bf16Op::subtract;
+    case Binary::multiply: break;
+  }
+  return cpu::avx512::Bf16Op::multiply;
+}
+
 const uint16_t* bits(const Tensor& t) { return static_cast<const uint16_t*>(t.raw_data()); }
 uint16_t* bits(Tensor& t) { return static_cast<uint16_t*>(t.raw_data()); }
 
@@ -52,8 +63,13 @@ KernelFn binary(const char* op_name, Binary op) {
       const KernelFn& f32 = OpRegistry::instance().find(op_name).kernels[static_cast<int>(DeviceKind::cpu)];
       return run_bf16_in_float32(f32, in, out, attrs);
     }
+    const bool fast = cpu::avx512::bf16_spans_available();
     cpu::parallel_spans(out[0].numel(), 1 << 15, [&](int64_t b, int64_t e) {
-      binary_span(op, bits(in[0]) + b, bits(in[1]) + b, bits(out[0]) + b, e - b);
+      if (fast)
+        cpu::avx512::bf16_binary_span(vector_op(op), cpu::avx512::Bf16Keep::all, bits(in[0]) + b, bits(in[1]) + b,
+                                      nullptr, bits(out[0]) + b, e - b);
+      else
+        binary_span(op, bits(in[0]) + b, bits(in[1]) + b, bits(out[0]) + b, e - b);
     });
   };
 }

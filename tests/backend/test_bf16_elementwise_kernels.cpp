@@ -30,9 +30,10 @@ Tensor special_bf16(const Shape& shape, uint32_t seed, float scale = 2.f) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> u(-scale, scale);
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  const float specials[] = {0.f, -0.f, inf, -inf, nan, 1e-30f, -1e-30f, 3.0e38f};
+  // 2e-20 squared and 1e-39 itself are subnormal, which VCVTNEPS2BF16 alone would flush to zero.
+  const float specials[] = {0.f, -0.f, inf, -inf, nan, 1e-30f, -1e-30f, 3.0e38f, 2e-20f, -1e-39f};
   std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = i % 17 == 3 ? specials[(i / 17) % 8] : u(gen);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = i % 17 == 3 ? specials[(i / 17) % 10] : u(gen);
   return Tensor::from_vector(v, shape).astype(DType::bfloat16);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/cpu/norm_rows.h"
+#include "backend/cpu/bf16_round_avx512.h"
 #include "backend/half.h"
 
 namespace keras::cpu {
@@ -69,6 +70,10 @@ void check_rows(const Case& k, const std::vector<S>& x, const std::vector<S>& g)
   for (auto* arr : {&b, &mu, &A, &B, &K})
     for (auto& v : *arr)
       if (!std::isfinite(v)) v = -1.25f;
+  for (int64_t c = 2; c < C; c += 5) {  // subnormal results, which VCVTNEPS2BF16 alone would flush to zero
+    a[c] = A[c] = 1e-39f;
+    b[c] = B[c] = K[c] = 0.f;
+  }
   for (float hi : {std::numeric_limits<float>::infinity(), 6.f}) {
     const ReluRows relu{a.data(), b.data(), hi};
     // affine
@@ -136,9 +141,15 @@ TEST(NormRows, Float32MatchesScalarLoopsBitForBit) {
     check_rows<float>(k, values(k.rows * k.C, 1), values(k.rows * k.C, 2));
 }
 
+// Both ways of rounding where the CPU has VCVTNEPS2BF16 (the integer way alone elsewhere).
 TEST(NormRows, Bfloat16MatchesScalarLoopsBitForBit) {
-  for (const Case& k : kCases)
-    check_rows<uint16_t>(k, to_bf16(values(k.rows * k.C, 3)), to_bf16(values(k.rows * k.C, 4)));
+  const bool native = avx512::native_bf16_rounding();
+  for (bool allow : {true, false}) {
+    avx512::allow_native_bf16_rounding(allow);
+    for (const Case& k : kCases)
+      check_rows<uint16_t>(k, to_bf16(values(k.rows * k.C, 3)), to_bf16(values(k.rows * k.C, 4)));
+  }
+  avx512::allow_native_bf16_rounding(native);
 }
 
 }  // namespace
