@@ -1,7 +1,7 @@
-// The bfloat16 CPU kernels of conv2d, conv2d_backward_data and conv2d_backward_weights (see
-// backend/bf16_compute.h): oneDNN's direct algorithm on bfloat16 NHWC tensors, accumulating in
-// float32, bias and activation fused as in float32. The weight gradient of 3-wide kernels at
-// strides 1 and 2 has a second candidate, the project's (conv_backward_weights_bf16.h), and the
+// The bfloat16 CPU kernels of conv2d, conv2d_add, conv2d_backward_data and conv2d_backward_weights
+// (see backend/bf16_compute.h): oneDNN's direct algorithm on bfloat16 NHWC tensors, accumulating in
+// float32, bias, residual and activation fused as in float32. The weight gradient of 3-wide kernels
+// at strides 1 and 2 has a second candidate, the project's (conv_backward_weights_bf16.h), and the
 // chooser (conv_choice.h) times the two; elsewhere oneDNN's is the only bfloat16 candidate. A
 // problem that no candidate takes runs the float32 kernel on converted inputs.
 #include "backend/bf16_compute.h"
@@ -40,6 +40,19 @@ void conv2d_bf16(const TensorList& in, TensorList& out, const Attrs& attrs) {
   if (!cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, training, kDirect))
     return run_bf16_in_float32(float32_kernel("conv2d"), in, out, attrs);
   cpu::onednn_conv_forward(in[0], in[1], bias, y, pr, act, training, kDirect);
+}
+
+// conv2d_add (backend/ops_conv_add.h): the residual is oneDNN's binary post-op before the
+// activation, so the conv, the sum and the activation are rounded to bfloat16 once.
+void conv2d_add_bf16(const TensorList& in, TensorList& out, const Attrs& attrs) {
+  Tensor& y = out[0];
+  if (y.numel() == 0) return;
+  const Problem pr = bf16_problem(in[0].shape(), in[1].shape(), y.shape(), attrs);
+  const Tensor* bias = in.size() > 3 ? &in[2] : nullptr;
+  const std::string& act = attrs.get_string("activation");
+  if (!cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, false, kDirect, true))
+    return run_bf16_in_float32(float32_kernel("conv2d_add"), in, out, attrs);
+  cpu::onednn_conv_forward(in[0], in[1], bias, y, pr, act, false, kDirect, &in.back());
 }
 
 // conv2d_transpose's bias, added in float32 and rounded once.
@@ -97,6 +110,7 @@ void backward_weights_bf16(const TensorList& in, TensorList& out, const Attrs& a
 }  // namespace
 
 KERAS_REGISTER_BF16_KERNEL(conv2d, cpu, conv2d_bf16);
+KERAS_REGISTER_BF16_KERNEL(conv2d_add, cpu, conv2d_add_bf16);
 KERAS_REGISTER_BF16_KERNEL(conv2d_backward_data, cpu, backward_data_bf16);
 KERAS_REGISTER_BF16_KERNEL(conv2d_backward_weights, cpu, backward_weights_bf16);
 

@@ -336,18 +336,21 @@ TensorList Model::call(const TensorList& inputs, const CallContext& ctx) {
   std::vector<TensorList> values(g.steps.size());
   std::vector<char> folded(g.steps.size(), 0);  // computed by an earlier step's fold
   // The residual a fold ending in an Add takes when its convolution (step `conv`) runs: computed
-  // already, on the CPU (conv2d_add has no other kernel), float32 like x and every folded layer's
-  // computation, of the convolution's output shape (no broadcasting), without a mask, and
-  // wanting no gradient. Else the Add and what follows run as layers.
+  // already, on the CPU (conv2d_add has no other kernel), of x's dtype and every folded layer's
+  // computation, float32 or bfloat16 (mixed_bfloat16: the sum then rounded once, not twice), of
+  // the convolution's output shape (no broadcasting), without a mask, and wanting no gradient.
+  // Else the Add and what follows run as layers.
   auto residual_at_hand = [&](size_t conv, const Graph::Fold& f, const Tensor& x) -> Tensor {
     const TensorList& held = values[static_cast<size_t>(f.residual.first)];
     if (held.empty()) return Tensor();
     const Tensor& r = held[static_cast<size_t>(f.residual.second)];
-    if (r.device().kind != DeviceKind::cpu || x.device().kind != DeviceKind::cpu || r.dtype() != DType::float32 ||
-        x.dtype() != DType::float32 || r.keras_mask().defined() || (grad_recording() && r.requires_grad()))
+    const DType dtype = x.dtype();
+    if (r.device().kind != DeviceKind::cpu || x.device().kind != DeviceKind::cpu || r.dtype() != dtype ||
+        (dtype != DType::float32 && dtype != DType::bfloat16) || r.keras_mask().defined() ||
+        (grad_recording() && r.requires_grad()))
       return Tensor();
     for (int step : {static_cast<int>(conv), f.bn_step, f.add_step, f.relu_step})
-      if (step >= 0 && g.steps[static_cast<size_t>(step)].layer->compute_dtype() != DType::float32) return Tensor();
+      if (step >= 0 && g.steps[static_cast<size_t>(step)].layer->compute_dtype() != dtype) return Tensor();
     if (g.steps[conv].layer->compute_output_shape({x.shape()})[0] != r.shape()) return Tensor();
     return r;
   };

@@ -1,13 +1,14 @@
 // ops::conv2d_add (backend/ops_conv_add.h), the inference fold of Conv -> BN -> Add -> ReLU:
 // every CPU candidate (the direct kernel then one pass, oneDNN with the residual as a post-op,
 // Winograd where oneDNN offers it) against the plain-loop reference conv2d plus the residual
-// and the activation; float64 through the loops; bad inputs named.
+// and the activation; bfloat16 rounded once; float64 through the loops; bad inputs named.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "backend/bf16_compute.h"
 #include "backend/cpu/conv_choice.h"
 #include "backend/cpu/reference_conv.h"
 #include "backend/instrumentation.h"
@@ -129,6 +130,33 @@ TEST(Conv2DAdd, Float64RunsThePlainLoops) {
   ASSERT_EQ(got.dtype(), DType::float64);
   Tensor ref = ops::relu(ops::add(ops::conv2d(f64(in.x), f64(in.k), f64(in.b), {.padding = "same"}), f64(in.r)));
   EXPECT_LT(relative_error(got, ref), 1e-12);
+}
+
+// Under mixed_bfloat16 (bfloat16 x, kernel, bias and residual): oneDNN with the residual as a
+// post-op, the conv, the sum and the activation rounded to bfloat16 once, where the CPU has the
+// bfloat16 kernels; the float32 kernel on converted inputs elsewhere. Either way within one
+// bfloat16 rounding of the float64 result on the same values.
+TEST(Conv2DAdd, Bfloat16RoundsTheResultOnce) {
+  ScopedBf16Kernels on(true);
+  uint64_t seed = 200;
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    Inputs in = inputs_of(c, seed += 10);
+    auto bf16 = [](const Tensor& t) { return t.defined() ? t.astype(DType::bfloat16) : t; };
+    const Tensor x = bf16(in.x), k = bf16(in.k), b = bf16(in.b), r = bf16(in.r);
+    const uint64_t runs = bf16_kernel_runs();
+    const Tensor got = ops::conv2d_add(x, k, b, r, c.args);
+    ASSERT_EQ(got.dtype(), DType::bfloat16);
+    if (bf16_kernels_enabled(DeviceKind::cpu)) EXPECT_EQ(bf16_kernel_runs() - runs, 1u);
+    auto f32 = [](const Tensor& t) { return t.defined() ? t.astype(DType::float32) : t; };
+    const std::vector<float> want = reference(c, f32(x), f32(k), f32(b), f32(r)).to_vector<float>();
+    const std::vector<float> have = got.astype(DType::float32).to_vector<float>();
+    int bad = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (std::fabs(have[i] - want[i]) > std::ldexp(std::fabs(want[i]), -8) + 1e-4f && ++bad <= 3)
+        ADD_FAILURE() << "[" << i << "] " << have[i] << " vs " << want[i];
+    EXPECT_EQ(bad, 0);
+  }
 }
 
 TEST(Conv2DAdd, BadInputsAreNamed) {

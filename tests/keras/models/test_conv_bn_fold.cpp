@@ -193,6 +193,31 @@ TEST(ConvBnFold, ResNetPredictMatchesTheUnfoldedGraph) {
   EXPECT_EQ(names["conv2d"] + names["conv2d_add"], 21u);
 }
 
+TEST(ConvBnFold, MixedBfloat16ResNetFoldsItsResidualsToo) {
+  // Under mixed_bfloat16 the blocks' Conv -> BN -> Add -> ReLU ends fold into bfloat16
+  // conv2d_adds as in float32 (the sum rounded once instead of after the conv and after the
+  // add); the graph run layer by layer rounds between every layer, so the logits agree to
+  // bfloat16 rounding compounded over 20 layers.
+  mixed_precision::set_global_policy("mixed_bfloat16");
+  set_random_seed(12);
+  auto model = applications::ResNet20({.input_shape = {8, 8, 3}, .classifier_activation = "linear"});
+  mixed_precision::set_global_policy("float32");
+  for (const auto& l : model->layers())
+    if (l->class_name() == "BatchNormalization") randomize(l, 100, 0.3, 0.5, 1.0);
+  const Tensor x = random::normal({4, 8, 8, 3}, 0, 1, uint64_t{13});
+  Tensor folded = model->predict_on_batch(x);  // folds the weights (adds and multiplies)
+  auto names = ops_run([&] { folded = model->predict_on_batch(x); });
+  EXPECT_GE(names["conv2d_add"], 7u);
+  EXPECT_EQ(names["conv2d_add"] + names["add"] + names["add_relu"], 9u);
+  EXPECT_EQ(names["batch_norm_inference"], 0u);
+  set_conv_bn_folding(false);
+  const Tensor plain = model->predict_on_batch(x).astype(DType::float32);
+  set_conv_bn_folding(true);
+  const float scale = static_cast<float>(ops::max(ops::abs(plain)).item());
+  EXPECT_GT(scale, 0.1f);
+  EXPECT_LT(max_abs_diff(folded.astype(DType::float32), plain), 0.05f * scale) << "logits up to " << scale;
+}
+
 TEST(ConvBnFold, DepthwiseChainsAndReLU6Fold) {
   // MobileNetV2's blocks: DepthwiseConv2D (here with a depth multiplier and a bias, which Keras's
   // MobileNetV2 has not) and Conv2D, each -> BatchNormalization -> ReLU(max_value=6).
