@@ -10,7 +10,9 @@
 // (TensorFlow folds frozen graphs the same way). Results agree with the unfolded chain to float32
 // rounding. ResNet's block end, Conv -> BatchNormalization -> Add(residual) -> ReLU, folds the same
 // way into one ops::conv2d_add (the residual added inside the convolution, then the activation)
-// where the residual is at hand when the convolution runs (CPU only, keras/models/functional.cpp).
+// where the residual is at hand when the convolution runs (CPU only, keras/models/functional.cpp;
+// under mixed_bfloat16 in bfloat16, rounded once where the layers round after the conv and the
+// Add: the two agree to bfloat16 rounding).
 //
 // Folding is used only when the BatchNormalization call runs in inference mode and the chain needs
 // no gradients: none are recorded (predict, evaluate, calls outside a tape), or the chain is frozen
