@@ -4,7 +4,8 @@
 // (keras/models/conv_bn_fold.h): one pass over the activations where the layers take three. The
 // CPU kernel adds the residual inside oneDNN's convolution (a binary post-op) or, with the
 // project's direct kernels, in one pass after it (backend/cpu/conv_kernels.cpp), whichever the
-// chooser times faster. Forward only: it has no gradient and no CUDA kernel, so callers use it
+// chooser times faster; in bfloat16 (mixed_bfloat16), inside oneDNN's convolution, rounded once
+// (backend/cpu/conv_bf16_kernels.cpp). Forward only: it has no gradient and no CUDA kernel, so callers use it
 // only on the CPU with no gradient recorded.
 #pragma once
 #include "backend/ops_conv.h"

@@ -6,13 +6,17 @@
 #pragma once
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "backend/cpu/cpu_isa.h"
 
 namespace keras::cpu::avx512 {
 
 // True where bfloat16 results are rounded by VCVTNEPS2BF16 (the CPU has it: isa_allows_bf16()).
-// allow_native_bf16_rounding(false) makes the vector loops round the integer way, for tests of
-// that way on a CPU with the instruction; true restores the instruction where the CPU has it.
+// For tests only, and never while kernels run (threads read it unguarded):
+// allow_native_bf16_rounding(false) makes the batch-norm rows round the integer way and the
+// bf16_spans_avx512.h loops unavailable (their callers' plain loops run), true restores the
+// instruction where the CPU has it.
 inline bool& native_bf16_rounding_switch() {
   static bool on = isa_allows_bf16();
   return on;
@@ -53,6 +57,14 @@ inline __m256i bf16_round(__m512 v) {
 
 // Sixteen bfloat16 as float32 (exact).
 inline __m512 bf16_widen(__m256i b) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16)); }
+
+// The first n of sixteen lanes (all for n >= 16): the mask of a loop's tail.
+inline __mmask16 lanes(int64_t n) { return n >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << n) - 1u); }
+
+// Lanes of sixteen bfloat16 above +0 and no NaN (cpu::bf16_positive of bf16_bits.h).
+inline __mmask16 bf16_positive_lanes(__m256i b) {
+  return _mm256_cmpgt_epi16_mask(b, _mm256_setzero_si256()) & _mm256_cmple_epi16_mask(b, _mm256_set1_epi16(0x7f80));
+}
 
 // Lanes of sixteen bfloat16 that ReLU keeps: positive as an int16 (above +0, +infinity included)
 // or a NaN of either sign.

@@ -14,8 +14,6 @@ bool bf16_spans_available() { return native_bf16_rounding(); }
 
 namespace {
 
-inline __mmask16 lanes(int64_t n) { return n >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << n) - 1u); }
-
 template <Bf16Op kOp, Bf16Keep kKeep>
 void span(const uint16_t* a, const uint16_t* b, const uint16_t* y, uint16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
@@ -30,10 +28,7 @@ void span(const uint16_t* a, const uint16_t* b, const uint16_t* y, uint16_t* out
     if constexpr (kKeep == Bf16Keep::positive_or_nan) {
       s = _mm256_maskz_mov_epi16(bf16_relu_keeps(s), s);
     } else if constexpr (kKeep == Bf16Keep::where_y_positive) {
-      const __m256i vy = _mm256_maskz_loadu_epi16(k, y + i);
-      const __mmask16 pass = _mm256_cmpgt_epi16_mask(vy, _mm256_setzero_si256()) &
-                             _mm256_cmple_epi16_mask(vy, _mm256_set1_epi16(0x7f80));
-      s = _mm256_maskz_mov_epi16(pass, s);
+      s = _mm256_maskz_mov_epi16(bf16_positive_lanes(_mm256_maskz_loadu_epi16(k, y + i)), s);
     }
     _mm256_mask_storeu_epi16(out + i, k, s);
   }

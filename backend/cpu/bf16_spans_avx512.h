@@ -1,8 +1,8 @@
 // The element-wise bfloat16 loops between a mixed_bfloat16 convnet's convolutions (add, subtract,
-// multiply, add_relu, add_relu_grad, and the rounding of float32 arrays) in AVX-512 intrinsics with AVX512-BF16's rounding: GCC's
-// vectorised clones of the plain loops round the integer way, ~15 cycles per 16 elements on a
-// Zen 4 against ~5 here. The same bits as the plain loops (float32 arithmetic, one rounding to
-// nearest even, NaN quieted).
+// multiply, add_relu, add_relu_grad, and the rounding of float32 arrays) in AVX-512 intrinsics with
+// AVX512-BF16's rounding: GCC's vectorised clones of the plain loops round the integer way, ~15
+// cycles per 16 elements on a Zen 4 against ~5 here. The same bits as the plain loops (float32
+// arithmetic, one rounding to nearest even, NaN quieted).
 #pragma once
 #include <cstdint>
 

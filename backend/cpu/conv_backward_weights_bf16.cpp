@@ -139,7 +139,8 @@ bool conv2d_backward_weights_bf16_supported(const Shape& x_shape, const Shape& k
   if (x_shape.size() != 4 || kernel_shape.size() != 4 || dy_shape.size() != 4) return false;
   const int64_t co = kernel_shape[3];
   if (x_shape[0] < 1 || dy_shape[1] < 1 || x_shape[3] != kernel_shape[2] || dy_shape[3] != co) return false;
-  return (p.stride_h == 1 || p.stride_h == 2) && (p.stride_w == 1 || p.stride_w == 2) && p.dilation_h == 1 && p.dilation_w == 1 && p.groups == 1 &&
+  return (p.stride_h == 1 || p.stride_h == 2) && (p.stride_w == 1 || p.stride_w == 2) && p.dilation_h == 1 &&
+         p.dilation_w == 1 && p.groups == 1 &&
          kernel_shape[1] == 3 && p.pad_left >= 0 && p.pad_left <= 2 && p.pad_top >= 0 && dy_shape[2] % 2 == 0 &&
          dy_shape[2] > 0 && co % 16 == 0 && co >= 16 && co <= 64 && kernel_shape[2] >= 1;
 }

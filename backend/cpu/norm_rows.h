@@ -20,7 +20,7 @@ struct ReluRows {
 void moment_rows(const float* x, int64_t rows, int64_t C, const float* shift, float* s1, float* s2);
 void moment_rows(const uint16_t* x, int64_t rows, int64_t C, const float* shift, float* s1, float* s2);
 
-// y = x * a[c] + b[c], clamped to [0, hi] first when `relu` (a NaN stays NaN).
+// y = x * a[c] + b[c], clamped to [0, hi] first when `relu` (hi > 0; a NaN stays NaN).
 void affine_rows(const float* x, float* y, int64_t rows, int64_t C, const float* a, const float* b, bool relu, float hi);
 void affine_rows(const uint16_t* x, uint16_t* y, int64_t rows, int64_t C, const float* a, const float* b, bool relu,
                  float hi);

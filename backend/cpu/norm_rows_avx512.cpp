@@ -31,10 +31,6 @@ bool rows_available() { return isa_allows_avx512(); }
 
 namespace {
 
-inline __mmask16 lanes(int64_t n) {
-  return n >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
-}
-
 inline __m512 load(const float* p, __mmask16 k) { return _mm512_maskz_loadu_ps(k, p); }
 inline __m512 load(const uint16_t* p, __mmask16 k) { return bf16_widen(_mm256_maskz_loadu_epi16(k, p)); }
 
@@ -188,7 +184,8 @@ inline void grad_dx(const S* g, const S* x, S* dx, int64_t rows, int64_t C, cons
     });
   } else {
     const float* const params[3] = {A, B, K};
-    map_rows(rows, C, params, [&](int64_t i, __mmask16 k, const __m512* f) { dx_of(i, k, load(g + i, k), load(x + i, k), f); });
+    map_rows(rows, C, params,
+             [&](int64_t i, __mmask16 k, const __m512* f) { dx_of(i, k, load(g + i, k), load(x + i, k), f); });
   }
 }
 

@@ -6,6 +6,7 @@
 // Also BatchNormalization under mixed_bfloat16: one pass, no casts, the float32 layer's values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -30,7 +31,7 @@ Tensor special_bf16(const Shape& shape, uint32_t seed, float scale = 2.f) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> u(-scale, scale);
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  // 2e-20 squared and 1e-39 itself are subnormal, which VCVTNEPS2BF16 alone would flush to zero.
+  // 2e-20 squared and 1e-39 are subnormal (BinaryOpsRoundAsTheScalarCode's point).
   const float specials[] = {0.f, -0.f, inf, -inf, nan, 1e-30f, -1e-30f, 3.0e38f, 2e-20f, -1e-39f};
   std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
   for (size_t i = 0; i < v.size(); ++i) v[i] = i % 17 == 3 ? specials[(i / 17) % 10] : u(gen);
@@ -108,6 +109,46 @@ void expect_within_a_step(const Tensor& a, const Tensor& b, const std::string& w
   }
 
 }  // namespace
+
+// The float32 path rounds its results with the same vector code as the kernels, so the rounding
+// itself is checked here against backend/half.h's scalar conversions, inputs made the same way:
+// subnormal results included, which VCVTNEPS2BF16 alone would flush to zero.
+TEST(Bf16ElementwiseKernels, BinaryOpsRoundAsTheScalarCode) {
+  REQUIRE_BF16_KERNELS();
+  ScopedBf16Kernels on(true);
+  const Shape shape{3, 1001};
+  // The specials, every fifth value scaled down to 1e-19 times itself (products below 2^-126).
+  auto bits_of = [&](uint32_t seed) {
+    const std::vector<float> v = special_bf16(shape, seed).astype(DType::float32).to_vector<float>();
+    std::vector<uint16_t> out;
+    for (size_t i = 0; i < v.size(); ++i) out.push_back(float_to_bfloat16(i % 5 == 1 ? v[i] * 1e-19f : v[i]));
+    return out;
+  };
+  const std::vector<uint16_t> a_bits = bits_of(7), b_bits = bits_of(8);
+  auto tensor_of = [&](const std::vector<uint16_t>& b) {
+    Tensor t = Tensor::empty(shape, DType::bfloat16);
+    std::copy(b.begin(), b.end(), static_cast<uint16_t*>(t.raw_data()));
+    return t;
+  };
+  const Tensor a = tensor_of(a_bits), b = tensor_of(b_bits);
+  const std::vector<std::pair<const char*, Tensor>> results = {
+      {"add", ops::add(a, b)}, {"subtract", ops::subtract(a, b)}, {"multiply", ops::multiply(a, b)}};
+  int subnormal = 0;
+  for (const auto& [name, got] : results) {
+    const std::vector<uint16_t> have = bits(got);
+    int bad = 0;
+    for (size_t i = 0; i < have.size(); ++i) {
+      const float x = bfloat16_to_float(a_bits[i]), y = bfloat16_to_float(b_bits[i]);
+      const float r = name[0] == 'a' ? x + y : name[0] == 's' ? x - y : x * y;
+      const uint16_t want = float_to_bfloat16(r);
+      subnormal += (want & 0x7f80) == 0 && (want & 0x7f) != 0;
+      if (have[i] != want && ++bad <= 3)
+        ADD_FAILURE() << name << " [" << i << "]: " << std::hex << have[i] << " vs " << want;
+    }
+    EXPECT_EQ(bad, 0) << name;
+  }
+  EXPECT_GT(subnormal, 10) << "no subnormal results to round";
+}
 
 TEST(Bf16ElementwiseKernels, AddSubtractMultiplyReluAndReluGradGiveTheFloat32PathsBits) {
   REQUIRE_BF16_KERNELS();
