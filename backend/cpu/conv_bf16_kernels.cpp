@@ -30,29 +30,28 @@ const KernelFn& float32_kernel(const char* op) {
   return OpRegistry::instance().find(op).kernels[static_cast<int>(DeviceKind::cpu)];
 }
 
-void conv2d_bf16(const TensorList& in, TensorList& out, const Attrs& attrs) {
+// conv2d, and conv2d_add (backend/ops_conv_add.h) whose last input, the residual, is oneDNN's
+// binary post-op before the activation: the conv, the sum and the activation rounded to bfloat16
+// once. `op` names the float32 kernel that runs where oneDNN has no bfloat16 primitive.
+void forward_bf16(const char* op, bool with_residual, const TensorList& in, TensorList& out, const Attrs& attrs) {
   Tensor& y = out[0];
   if (y.numel() == 0) return;
   const Problem pr = bf16_problem(in[0].shape(), in[1].shape(), y.shape(), attrs);
-  const Tensor* bias = in.size() > 2 ? &in[2] : nullptr;
+  const Tensor* residual = with_residual ? &in.back() : nullptr;
+  const Tensor* bias = in.size() - (with_residual ? 1 : 0) > 2 ? &in[2] : nullptr;
   const std::string& act = attrs.get_string("activation");
-  const bool training = attrs.get_string("prop") == "training";
-  if (!cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, training, kDirect))
-    return run_bf16_in_float32(float32_kernel("conv2d"), in, out, attrs);
-  cpu::onednn_conv_forward(in[0], in[1], bias, y, pr, act, training, kDirect);
+  const bool training = !with_residual && attrs.get_string("prop") == "training";
+  if (!cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, training, kDirect, with_residual))
+    return run_bf16_in_float32(float32_kernel(op), in, out, attrs);
+  cpu::onednn_conv_forward(in[0], in[1], bias, y, pr, act, training, kDirect, residual);
 }
 
-// conv2d_add (backend/ops_conv_add.h): the residual is oneDNN's binary post-op before the
-// activation, so the conv, the sum and the activation are rounded to bfloat16 once.
+void conv2d_bf16(const TensorList& in, TensorList& out, const Attrs& attrs) {
+  forward_bf16("conv2d", false, in, out, attrs);
+}
+
 void conv2d_add_bf16(const TensorList& in, TensorList& out, const Attrs& attrs) {
-  Tensor& y = out[0];
-  if (y.numel() == 0) return;
-  const Problem pr = bf16_problem(in[0].shape(), in[1].shape(), y.shape(), attrs);
-  const Tensor* bias = in.size() > 3 ? &in[2] : nullptr;
-  const std::string& act = attrs.get_string("activation");
-  if (!cpu::onednn_conv_forward_offered(pr, bias != nullptr, act, false, kDirect, true))
-    return run_bf16_in_float32(float32_kernel("conv2d_add"), in, out, attrs);
-  cpu::onednn_conv_forward(in[0], in[1], bias, y, pr, act, false, kDirect, &in.back());
+  forward_bf16("conv2d_add", true, in, out, attrs);
 }
 
 // conv2d_transpose's bias, added in float32 and rounded once.
