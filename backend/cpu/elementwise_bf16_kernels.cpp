@@ -15,7 +15,7 @@
 namespace keras {
 namespace {
 
-enum class Binary { add, subtract, multiply };
+using Binary = cpu::avx512::Bf16Op;  // add, subtract, multiply
 
 KERAS_ISA_CLONES void binary_span(Binary op, const uint16_t* __restrict a, const uint16_t* __restrict b,
                                   uint16_t* __restrict out, int64_t n) {
@@ -45,15 +45,6 @@ KERAS_ISA_CLONES void relu_grad_span(const uint16_t* __restrict g, const uint16_
   for (int64_t i = 0; i < n; ++i) out[i] = g[i] & cpu::bf16_mask(cpu::bf16_positive(y[i]));
 }
 
-cpu::avx512::Bf16Op vector_op(Binary op) {
-  switch (op) {
-    case Binary::add: return cpu::avx512::Bf16Op::add;
-    case Binary::subtract: return cpu::avx512::Bf16Op::subtract;
-    case Binary::multiply: break;
-  }
-  return cpu::avx512::Bf16Op::multiply;
-}
-
 const uint16_t* bits(const Tensor& t) { return static_cast<const uint16_t*>(t.raw_data()); }
 uint16_t* bits(Tensor& t) { return static_cast<uint16_t*>(t.raw_data()); }
 
@@ -66,7 +57,7 @@ KernelFn binary(const char* op_name, Binary op) {
     const bool fast = cpu::avx512::bf16_spans_available();
     cpu::parallel_spans(out[0].numel(), 1 << 15, [&](int64_t b, int64_t e) {
       if (fast)
-        cpu::avx512::bf16_binary_span(vector_op(op), cpu::avx512::Bf16Keep::all, bits(in[0]) + b, bits(in[1]) + b,
+        cpu::avx512::bf16_binary_span(op, cpu::avx512::Bf16Keep::all, bits(in[0]) + b, bits(in[1]) + b,
                                       nullptr, bits(out[0]) + b, e - b);
       else
         binary_span(op, bits(in[0]) + b, bits(in[1]) + b, bits(out[0]) + b, e - b);
