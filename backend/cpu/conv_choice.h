@@ -1,8 +1,9 @@
 // Which kernel runs a float32 CPU convolution, chosen by measurement (and a bfloat16 weight
-// gradient: the project's AVX512-BF16 kernel against oneDNN's, conv_backward_weights_bf16.h). The Dense layer's
-// inference products use the same chooser (dense_panels.h: `direct` is the project's GEMM there,
-// `onednn_direct` oneDNN's matmul; keys start with "dense;"). Those run the choice only outside a
-// recording tape: a training step's Dense runs oneDNN whatever was chosen.
+// gradient: the project's AVX512-BF16 kernel against oneDNN's, conv_backward_weights_bf16.h). Float32
+// products use the same chooser, `direct` being the project's GEMM and `onednn_direct` oneDNN's
+// matmul: a Dense layer's outside a recording tape on its packed weight (dense_panels.h, keys
+// "dense;"), inside one on the weight as it lies (gemm_direct.h, "dense_train;"), and single 2-D
+// matmuls (gemm_direct.h, "matmul;").
 //
 // Why: the project's direct AVX2 kernels (conv_direct.h, conv_backward_weights_direct.h) beat
 // oneDNN 2.6 on AVX2-only CPUs and lose badly to its AVX-512 kernels (cnn inference 0.55x against

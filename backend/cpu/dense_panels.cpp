@@ -158,8 +158,8 @@ int64_t dense_row_groups(int64_t rows, int64_t tile_rows, int64_t threads) {
 
 bool run_dense_chosen(const Tensor& x, const Tensor& w, const float* bias, Tensor& y, int64_t rows,
                       const std::string& activation, const std::function<void()>& onednn) {
-  // A training step (a tape recording) keeps oneDNN: its weight is written every step, and a
-  // packed copy per step would cost more than the product gains. Deterministic mode keeps it too.
+  // A training step (a tape recording) writes its weight every step: no packed copy per step
+  // (gemm_direct.h reads it as it lies). Deterministic mode keeps oneDNN.
   if (!dense_panels_supported(activation) || grad_recording() || op_determinism()) return false;
   const int64_t k = w.dim(0), units = w.dim(1);
   // No row count in the key: one kernel for every batch size, so a sample's result does not depend

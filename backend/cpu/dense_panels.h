@@ -58,9 +58,9 @@ int64_t dense_row_groups(int64_t rows, int64_t tile_rows, int64_t threads);
 // thread count; not the rows, so that a sample gives the same bits in any batch), with W packed once per version (weight_cache.h). Only outside a recording
 // GradientTape (predict, evaluate, any call without a tape), so that every such call of a
 // problem, the first included, gives the same bits. Returns false, having written nothing, and
-// the caller runs oneDNN: in a training step (a tape recording: its weight is written every step,
-// and packing it per step would cost more than the product gains), in deterministic mode, where
-// the panels do not apply, and once oneDNN has won the problem (no packed copy then).
+// the caller runs something else: in a training step (a tape recording: its weight is written
+// every step, which gemm_direct.h's kernel reads unpacked), in deterministic mode, where the
+// panels do not apply, and once oneDNN has won the problem (no packed copy then).
 bool run_dense_chosen(const Tensor& x, const Tensor& w, const float* bias, Tensor& y, int64_t rows,
                       const std::string& activation, const std::function<void()>& onednn);
 

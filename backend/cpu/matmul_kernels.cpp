@@ -4,9 +4,11 @@
 #include <cmath>
 #include <type_traits>
 
+#include "backend/autodiff.h"
 #include "backend/bf16_compute.h"
 #include "backend/cpu/dense_panels.h"
 #include "backend/cpu/dnnl_context.h"
+#include "backend/cpu/gemm_direct.h"
 #include "backend/cpu/reference_linalg.h"
 #include "backend/cpu/weight_cache.h"
 #include "backend/op_registry.h"
@@ -192,6 +194,19 @@ void matmul_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
   if (a.dtype() == DType::float32 || a.dtype() == DType::bfloat16) {
     const auto dt = cpu::dnnl_dtype(a.dtype());
     bool b_shared = shape_numel(bb) == 1;
+    // One float32 product with b as it lies (the batch folded into a's rows, or none): the project's
+    // GEMM or oneDNN's, as timed (gemm_direct.h).
+    const bool single = b_shared && (!ta || shape_numel(cb) == 1);
+    if (a.dtype() == DType::float32 && single && !tb) {
+      const int64_t rows = shape_numel(cb) * m;
+      cpu::DirectGemm g;
+      g.m = rows, g.n = n, g.k = k, g.a = a.data<float>(), g.a_transposed = ta, g.b = b.data<float>(), g.c = c.data<float>();
+      auto onednn = [&] {
+        onednn_matmul(make_operand({}, rows, k, ta), make_operand({}, k, n, false), {rows, n}, a.raw_data(), b.raw_data(),
+                      nullptr, c.raw_data(), "linear", dt);
+      };
+      if (cpu::run_gemm_chosen("matmul", g, onednn)) return;
+    }
     if (b_shared && !ta) {
       // Every batch matrix of a meets the same b: fold the batch into the rows (one GEMM).
       int64_t rows = shape_numel(cb) * m;
@@ -260,8 +275,20 @@ void dense_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
       onednn_matmul(make_operand({}, rows, k, false), make_operand({}, k, units, false), {rows, units}, x.raw_data(),
                     w.raw_data(), has_bias ? in[2].raw_data() : nullptr, y.raw_data(), act, dt, packed ? &w : nullptr);
     };
-    // Float32 inference: the project's panel kernels or oneDNN, as timed (dense_panels.h).
-    if (!packed || !cpu::run_dense_chosen(x, w, has_bias ? in[2].data<float>() : nullptr, y, rows, act, onednn)) onednn();
+    // Float32: in inference the project's panel kernels or oneDNN, as timed (dense_panels.h); in a
+    // training step, whose weight is new at every step, its GEMM on the weight as it lies or
+    // oneDNN, as timed (gemm_direct.h).
+    const float* bias = packed && has_bias ? in[2].data<float>() : nullptr;
+    bool done = false;
+    if (packed && grad_recording()) {
+      cpu::DirectGemm g;
+      g.m = rows, g.n = units, g.k = k, g.a = x.data<float>(), g.b = w.data<float>(), g.c = y.data<float>();
+      g.bias = bias, g.relu = act == "relu";
+      done = (act == "linear" || act == "relu") && cpu::run_gemm_chosen("dense_train", g, onednn);
+    } else if (packed) {
+      done = cpu::run_dense_chosen(x, w, bias, y, rows, act, onednn);
+    }
+    if (!done) onednn();
     return;
   }
   if (x.dtype() == DType::bfloat16) {  // k == 0: the bias (and activation) alone, as float32 does it

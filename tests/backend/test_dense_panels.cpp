@@ -149,8 +149,8 @@ TEST_F(DensePanels, DenseOpRunsThePanelsFromTheFirstCallAndSeesWrites) {
   cpu::reset_conv_choices();
 }
 
-// In a training step (a recording tape) the weight changes every step: oneDNN runs on it as it
-// lies, and nothing is packed, even with the panels forced.
+// In a training step (a recording tape) the weight changes every step: the product reads it as it
+// lies (gemm_direct.h where forced here), and nothing is packed.
 TEST_F(DensePanels, TrainingStepsPackNothing) {
   cpu::force_conv_candidate(cpu::ConvCandidate::direct);
   Tensor x = random::normal({8, 20}, 0, 1, 18), w = random::normal({20, 30}, 0, 1, 19);

@@ -13,21 +13,12 @@
 #include <vector>
 
 #include "backend/cpu/small_gemm.h"
+#include "tests/support/full_mantissa_values.h"
 
 namespace keras {
 namespace {
 
-// Reproducible values in [-3, 3] with full mantissas (multiples of 1/337), so that a different
-// summation order or a lost FMA would change low bits.
-std::vector<float> values(int64_t count, int seed) {
-  std::vector<float> v(static_cast<size_t>(count));
-  uint32_t s = static_cast<uint32_t>(seed) * 2654435761u + 1u;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(static_cast<int32_t>(s >> 9) % 2001 - 1000) / 337.0f;
-  }
-  return v;
-}
+using testing::full_mantissa_values;
 
 constexpr float kGuard = -7777.f;  // finite, so that an accumulating write past C shows too
 
@@ -40,8 +31,8 @@ void check(const Case& t) {
   // Every stride its own, so that one used for another shows: B's rows, C's rows, A's step.
   const int64_t ldb = t.n + 8, ldc = t.n + 24;
   const int64_t a_row = t.transposed ? 1 : t.k + 3, a_col = t.transposed ? t.m + 5 : 1;
-  const std::vector<float> a = values(t.transposed ? t.k * (t.m + 5) : t.m * (t.k + 3), 1);
-  const std::vector<float> b = values(t.k * ldb, 2), old = values(t.m * ldc, 3);
+  const std::vector<float> a = full_mantissa_values(t.transposed ? t.k * (t.m + 5) : t.m * (t.k + 3), 1);
+  const std::vector<float> b = full_mantissa_values(t.k * ldb, 2), old = full_mantissa_values(t.m * ldc, 3);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> c(static_cast<size_t>((t.m + 1) * ldc), kGuard);  // row m: a guard row
   for (int64_t i = 0; i < t.m; ++i)
@@ -51,7 +42,7 @@ void check(const Case& t) {
     }
   cpu::small_gemm(t.m, t.n, t.k, a.data(), a_row, a_col, b.data(), ldb, c.data(), ldc, t.accumulate);
   const auto where = [&](int64_t i, int64_t j) {
-    return testing::Message() << "m " << t.m << " n " << t.n << " k " << t.k << (t.transposed ? " A^T" : " A")
+    return ::testing::Message() << "m " << t.m << " n " << t.n << " k " << t.k << (t.transposed ? " A^T" : " A")
                               << (t.accumulate ? " accumulate" : "") << ": C[" << i << "][" << j << "]";
   };
   for (int64_t i = 0; i <= t.m; ++i)
