@@ -85,10 +85,12 @@ Tensor dropout(const Tensor& x, double rate, Generator& gen);
 
 // ---- linear algebra ----
 // Matrix product over the last two axes, batch axes broadcast (as numpy.matmul); a 1-D
-// operand is not supported (reshape it). oneDNN matmul on the CPU.
+// operand is not supported (reshape it). On the CPU oneDNN's matmul, or for one float32 product
+// with b not transposed the project's GEMM where the kernel chooser timed it faster (gemm_direct.h).
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
-// Dense layer core: x (..., in) @ kernel (in, units) + bias (units), then `activation` fused as
-// a oneDNN post-op where possible. bias may be undefined.
+// Dense layer core: x (..., in) @ kernel (in, units) + bias (units), then `activation` fused
+// (a oneDNN post-op, or the epilogue of the project's float32 GEMMs: dense_panels.h in
+// inference, gemm_direct.h in a training step) where possible. bias may be undefined.
 Tensor dense(const Tensor& x, const Tensor& kernel, const Tensor& bias, const std::string& activation = "linear");
 
 // ---- reductions (axes empty = all axes) ----

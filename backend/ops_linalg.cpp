@@ -2,7 +2,8 @@
 // layer), their shape functions and gradients. Kernels are in backend/cpu/matmul_kernels.cpp.
 //
 // Gradients are matmuls with transpose flags, never materialised transposes, so the CPU backward
-// of a Dense layer is two oneDNN matmuls with strided descriptors and one column sum.
+// of a Dense layer is two matmuls on the operands as they lie (oneDNN's with strided descriptors,
+// or gemm_direct.h's for the weight gradient where the chooser picks it) and one column sum.
 #include "backend/autodiff.h"
 #include "backend/instrumentation.h"
 #include "backend/ops.h"

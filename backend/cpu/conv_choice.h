@@ -2,8 +2,8 @@
 // gradient: the project's AVX512-BF16 kernel against oneDNN's, conv_backward_weights_bf16.h). Float32
 // products use the same chooser, `direct` being the project's GEMM and `onednn_direct` oneDNN's
 // matmul: a Dense layer's outside a recording tape on its packed weight (dense_panels.h, keys
-// "dense;"), inside one on the weight as it lies (gemm_direct.h, "dense_train;"), and single 2-D
-// matmuls (gemm_direct.h, "matmul;").
+// "dense;"), inside one on the weight as it lies (gemm_direct.h, "dense_train;"), and matmuls
+// that are one product with B as it lies (gemm_direct.h, "matmul;").
 //
 // Why: the project's direct AVX2 kernels (conv_direct.h, conv_backward_weights_direct.h) beat
 // oneDNN 2.6 on AVX2-only CPUs and lose badly to its AVX-512 kernels (cnn inference 0.55x against

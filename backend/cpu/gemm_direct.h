@@ -1,7 +1,8 @@
 // The project's own multithreaded float32 GEMM on operands as they lie (nothing packed): the
 // `direct` candidate that the kernel chooser (conv_choice.h) times against oneDNN's matmul for a
-// training step's Dense forward (keys "dense_train;") and for single 2-D matmuls with B not
-// transposed (keys "matmul;": a Dense layer's weight gradient x^T dz among them).
+// training step's Dense forward (keys "dense_train;") and for matmuls that are one product with B
+// as it lies (2-D, or a batch of A against one B folded into its rows; keys "matmul;": a Dense
+// layer's weight gradient x^T dz among them).
 //
 // Why: a training step writes each Dense weight before the next forward, so the inference
 // kernels' packed panels (dense_panels.h) would be packed anew for every use, and oneDNN's sgemm
@@ -38,8 +39,8 @@ bool gemm_direct_supported(int64_t n);
 // Computes `g` on the OpenMP team: C's rows in groups (dense_row_groups), each group's columns
 // shared among its threads. Each element is one FMA chain over k in order, then + bias, then
 // max(0, .) keeping NaN: the result does not depend on the thread count, and equals
-// dense_panels' bit for bit on the same operands. Preconditions: gemm_direct_supported(g.n),
-// m, k >= 1.
+// dense_panels' bit for bit on the same operands with a bias (without one the panels add +0,
+// which turns a -0 sum into +0). Preconditions: gemm_direct_supported(g.n), m, k >= 1.
 void gemm_direct(const DirectGemm& g);
 
 // Runs `g` (activation "linear" or "relu", as g.relu says) by whichever of gemm_direct (`direct`)

@@ -1,4 +1,5 @@
-// CPU kernels of matmul, dense and dense_activation_grad: oneDNN matmul for float32 and bfloat16
+// CPU kernels of matmul and dense: oneDNN matmul for float32 and bfloat16
+// (float32 products also by the project's GEMMs where the chooser picks them: dense_panels.h, gemm_direct.h)
 // (cached primitives, transposes expressed as strides, bias and activation fused as post-ops) and plain
 // loops for float64. The plain-loop references for tests live at the end of the file.
 #include <cmath>
@@ -199,13 +200,12 @@ void matmul_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
     const bool single = b_shared && (!ta || shape_numel(cb) == 1);
     if (a.dtype() == DType::float32 && single && !tb) {
       const int64_t rows = shape_numel(cb) * m;
-      cpu::DirectGemm g;
-      g.m = rows, g.n = n, g.k = k, g.a = a.data<float>(), g.a_transposed = ta, g.b = b.data<float>(), g.c = c.data<float>();
       auto onednn = [&] {
         onednn_matmul(make_operand({}, rows, k, ta), make_operand({}, k, n, false), {rows, n}, a.raw_data(), b.raw_data(),
                       nullptr, c.raw_data(), "linear", dt);
       };
-      if (cpu::run_gemm_chosen("matmul", g, onednn)) return;
+      if (cpu::run_gemm_chosen("matmul", {rows, n, k, a.data<float>(), ta, b.data<float>(), c.data<float>()}, onednn))
+        return;
     }
     if (b_shared && !ta) {
       // Every batch matrix of a meets the same b: fold the batch into the rows (one GEMM).
@@ -281,9 +281,7 @@ void dense_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
     const float* bias = packed && has_bias ? in[2].data<float>() : nullptr;
     bool done = false;
     if (packed && grad_recording()) {
-      cpu::DirectGemm g;
-      g.m = rows, g.n = units, g.k = k, g.a = x.data<float>(), g.b = w.data<float>(), g.c = y.data<float>();
-      g.bias = bias, g.relu = act == "relu";
+      const cpu::DirectGemm g{rows, units, k, x.data<float>(), false, w.data<float>(), y.data<float>(), bias, act == "relu"};
       done = (act == "linear" || act == "relu") && cpu::run_gemm_chosen("dense_train", g, onednn);
     } else if (packed) {
       done = cpu::run_dense_chosen(x, w, bias, y, rows, act, onednn);
@@ -305,45 +303,6 @@ void dense_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
   });
 }
 
-// dz from dy and the fused activation's output y.
-template <class T>
-void activation_grad_loop(const T* __restrict dy, const T* __restrict y, T* __restrict dz, int64_t n,
-                          const std::string& act) {
-  // Branch-free selects (loads first, then a blend) so that the loops vectorise.
-  if (act == "relu") {
-#pragma omp parallel for simd if (n >= (1 << 16))
-    for (int64_t i = 0; i < n; ++i) {
-      const T d = dy[i];
-      dz[i] = y[i] > T(0) ? d : T(0);
-    }
-  } else if (act == "sigmoid") {
-#pragma omp parallel for simd if (n >= (1 << 16))
-    for (int64_t i = 0; i < n; ++i) dz[i] = dy[i] * y[i] * (T(1) - y[i]);
-  } else if (act == "tanh") {
-#pragma omp parallel for simd if (n >= (1 << 16))
-    for (int64_t i = 0; i < n; ++i) dz[i] = dy[i] * (T(1) - y[i] * y[i]);
-  } else if (act == "elu") {
-#pragma omp parallel for simd if (n >= (1 << 16))
-    for (int64_t i = 0; i < n; ++i) {
-      const T d = dy[i], v = y[i];
-      dz[i] = v > T(0) ? d : d * (v + T(1));
-    }
-  } else {
-    fail<ValueError>("dense_activation_grad", "relu, sigmoid, tanh or elu", "'" + act + "'");
-  }
-}
-
-void activation_grad_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
-  const std::string& act = attrs.get_string("activation");
-  int64_t n = in[0].numel();
-  if (in[0].dtype() == DType::float32)
-    activation_grad_loop(in[0].data<float>(), in[1].data<float>(), out[0].data<float>(), n, act);
-  else if (in[0].dtype() == DType::float64)
-    activation_grad_loop(in[0].data<double>(), in[1].data<double>(), out[0].data<double>(), n, act);
-  else
-    fail<TypeError>("dense_activation_grad (cpu)", "float32 or float64", dtype_name(in[0].dtype()));
-}
-
 }  // namespace
 
 KERAS_REGISTER_KERNEL(matmul, cpu, matmul_kernel);
@@ -351,7 +310,6 @@ KERAS_REGISTER_KERNEL(dense, cpu, dense_kernel);
 // The same kernels take bfloat16 (see backend/bf16_compute.h).
 KERAS_REGISTER_BF16_KERNEL(matmul, cpu, matmul_kernel);
 KERAS_REGISTER_BF16_KERNEL(dense, cpu, dense_kernel);
-KERAS_REGISTER_KERNEL(dense_activation_grad, cpu, activation_grad_kernel);
 
 // ---- references (tests only): naive index arithmetic, accumulation in double ----
 namespace cpu {

@@ -153,7 +153,7 @@ TEST_F(DensePanels, DenseOpRunsThePanelsFromTheFirstCallAndSeesWrites) {
 // lies (gemm_direct.h where forced here), and nothing is packed.
 TEST_F(DensePanels, TrainingStepsPackNothing) {
   cpu::force_conv_candidate(cpu::ConvCandidate::direct);
-  Tensor x = random::normal({8, 20}, 0, 1, 18), w = random::normal({20, 30}, 0, 1, 19);
+  Tensor x = random::normal({8, 20}, 0, 1, 18), w = random::normal({20, 32}, 0, 1, 19);  // 32 units: gemm_direct's
   const auto reorders = cpu::weight_cache_stats().reorders;
   for (int step = 0; step < 3; ++step) {
     GradientTape tape;

@@ -3,7 +3,7 @@
 // layouts of A, every tile height of a row group, column counts that split unevenly between a
 // group's threads, 1 to 4 threads; the dense op inside a tape and the matmul op running it when
 // chosen, agreeing with oneDNN, the float64 reference and the inference panels; deterministic
-// mode and unsupported column counts leaving it out. ctest runs this program again capped at AVX2.
+// mode, the direct-kernel switch and unsupported products leaving it out. ctest runs this program again capped at AVX2.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +14,7 @@
 
 #include "backend/autodiff.h"
 #include "backend/cpu/conv_choice.h"
+#include "backend/cpu/conv_direct.h"
 #include "backend/cpu/gemm_direct.h"
 #include "backend/cpu/reference_linalg.h"
 #include "backend/determinism.h"
@@ -82,12 +83,18 @@ class GemmDirect : public ::testing::Test {
 
 TEST_F(GemmDirect, EveryElementIsOneInOrderFmaChainThenBiasThenRelu) {
   std::vector<Case> cases;
-  // Rows: every tile height in one and in two row groups (2 threads split 24+ rows), 128 as Dense.
-  for (int64_t m : {1, 5, 6, 7, 12, 13, 23, 24, 25, 37, 128})
-    for (bool transposed : {false, true}) cases.push_back({m, 40, 19, transposed, m % 2 == 1, m % 3 != 0});
-  // Columns: one ymm vector, tiles of 16 and 32 with 8 left over, more blocks than threads share evenly.
+  // Rows: every tile height in one row group and in several (two threads split 12+ rows into two
+  // groups with AVX2's 6-row tiles, 24+ with AVX-512's 12), 128 as Dense. From m = 9 on these run
+  // on the whole team (gemm_direct.cpp's kParallelMacs).
+  for (int64_t m : {1, 5, 6, 7, 12, 13, 23, 24, 25, 37, 48, 128})
+    for (bool transposed : {false, true}) cases.push_back({m, 40, 100, transposed, m % 2 == 1, m % 3 != 0});
+  // Columns: one ymm vector, tiles of 16 and 32 with 8 left over, more blocks than threads share
+  // evenly; one row shared by the team (each thread some columns, some threads none).
   for (int64_t n : {8, 16, 24, 32, 48, 72, 136})
     for (bool relu : {false, true}) cases.push_back({30, n, 33, n % 16 == 8, true, relu});
+  cases.push_back({1, 256, 256, false, true, true});
+  cases.push_back({2, 40, 512, true, false, true});
+  // Depths: every remainder of the unrolled loop.
   for (int64_t k : {1, 2, 3, 4, 5, 100}) cases.push_back({9, 24, k, k % 2 == 0, true, true});
   for (int threads : {1, 2, 3, 4}) {
     set_num_threads(threads);
@@ -148,26 +155,47 @@ TEST_F(GemmDirect, MatmulRunsItForOneProductWithBAsItLies) {
     EXPECT_LT(relative_error(ops::matmul(a, b), cpu::reference_matmul(a, b, false, false)), 1e-6);
     EXPECT_LT(relative_error(ops::matmul(at, b, true, false), cpu::reference_matmul(at, b, true, false)), 1e-6);
     EXPECT_LT(relative_error(ops::matmul(a3, b), cpu::reference_matmul(a3, b, false, false)), 1e-6);
+    // A transposed with a batch: one product only for a batch of one (the rest: oneDNN's batch).
+    for (const Shape& shape : {Shape{3, 20, 11}, Shape{1, 20, 33}}) {
+      Tensor a3t = random::normal(shape, 0, 1, 13);
+      EXPECT_LT(relative_error(ops::matmul(a3t, b, true, false), cpu::reference_matmul(a3t, b, true, false)), 1e-6)
+          << shape_str(shape);
+    }
     cpu::force_conv_candidate(std::nullopt);
   }
 }
 
-bool decided(const std::string& prefix) {
-  for (const auto& c : cpu::conv_choices())
-    if (c.key.rfind(prefix, 0) == 0) return true;
-  return false;
+size_t decisions(const std::string& prefix) {
+  size_t count = 0;
+  for (const auto& c : cpu::conv_choices()) count += c.key.rfind(prefix, 0) == 0;
+  return count;
 }
 
 TEST_F(GemmDirect, TheChooserDecidesEachProblemOnceByItsKey) {
   cpu::reset_conv_choices();
   Tensor x = random::normal({16, 30}, 0, 1, 13), w = random::normal({30, 40}, 0, 1, 14), dz = random::normal({16, 40}, 0, 1, 15);
-  {
-    GradientTape tape;
-    EXPECT_LT(relative_error(ops::dense(x, w, Tensor(), "linear"), cpu::reference_dense(x, w, Tensor(), "linear")), 1e-6);
+  for (int call = 0; call < 2; ++call) {
+    {
+      GradientTape tape;
+      EXPECT_LT(relative_error(ops::dense(x, w, Tensor(), "linear"), cpu::reference_dense(x, w, Tensor(), "linear")), 1e-6);
+    }
+    EXPECT_LT(relative_error(ops::matmul(x, dz, true, false), cpu::reference_matmul(x, dz, true, false)), 1e-6);
   }
-  EXPECT_LT(relative_error(ops::matmul(x, dz, true, false), cpu::reference_matmul(x, dz, true, false)), 1e-6);
-  EXPECT_TRUE(decided("dense_train;16;30;40;0;linear;0|"));
-  EXPECT_TRUE(decided("matmul;30;16;40;1;linear;0|"));
+  EXPECT_EQ(decisions("dense_train;16;30;40;0;linear;0|"), 1u);
+  EXPECT_EQ(decisions("matmul;30;16;40;1;linear;0|"), 1u);
+  EXPECT_EQ(cpu::conv_choice_stats().timed, 2u);
+  cpu::reset_conv_choices();
+}
+
+// KERAS_CONV_DIRECT=0 (set_conv_direct(false)) switches it off with the direct convolutions.
+TEST_F(GemmDirect, TheDirectSwitchTurnsItOff) {
+  cpu::reset_conv_choices();
+  cpu::set_conv_direct(false);
+  EXPECT_FALSE(cpu::gemm_direct_supported(16));
+  Tensor a = random::normal({12, 20}, 0, 1, 22), b = random::normal({20, 16}, 0, 1, 23);
+  EXPECT_LT(relative_error(ops::matmul(a, b), cpu::reference_matmul(a, b, false, false)), 1e-6);
+  cpu::set_conv_direct(true);
+  EXPECT_EQ(decisions("matmul;"), 0u);
   cpu::reset_conv_choices();
 }
 
@@ -181,11 +209,19 @@ TEST_F(GemmDirect, OtherProductsAndDeterministicModeKeepOneDnn) {
   EXPECT_LT(relative_error(ops::matmul(a, bt, false, true), cpu::reference_matmul(a, bt, false, true)), 1e-6);
   EXPECT_LT(relative_error(ops::matmul(a3, b3), cpu::reference_matmul(a3, b3, false, false)), 1e-6);
   set_op_determinism(true);
-  Tensor first = ops::matmul(a, b16);
+  Tensor first = ops::matmul(a, b16), dense_first;
   EXPECT_EQ(max_abs_difference(first, ops::matmul(a, b16)), 0.0);
+  for (int call = 0; call < 2; ++call) {
+    GradientTape tape;
+    Tensor y = ops::dense(a, b16, Tensor(), "relu");
+    if (call == 0) dense_first = y;
+    EXPECT_EQ(max_abs_difference(y, dense_first), 0.0);
+  }
   set_op_determinism(false);
   EXPECT_LT(relative_error(first, cpu::reference_matmul(a, b16, false, false)), 1e-6);
-  EXPECT_FALSE(decided("matmul;")) << "a product gemm_direct does not take, or deterministic mode, was timed";
+  EXPECT_LT(relative_error(dense_first, cpu::reference_dense(a, b16, Tensor(), "relu")), 1e-6);
+  EXPECT_EQ(decisions("matmul;") + decisions("dense_train;"), 0u)
+      << "a product gemm_direct does not take, or deterministic mode, was timed";
   cpu::reset_conv_choices();
 }
 
