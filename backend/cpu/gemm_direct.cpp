@@ -54,7 +54,7 @@ void gemm_direct(const DirectGemm& g) {
     const int64_t group = t / members, member = t % members;
     const int64_t r0 = g.m * group / groups, r1 = g.m * (group + 1) / groups;
     const int64_t c0 = std::min(g.n, column_blocks * member / members * width);
-    const int64_t c1 = member + 1 == members ? g.n : std::min(g.n, column_blocks * (member + 1) / members * width);
+    const int64_t c1 = std::min(g.n, column_blocks * (member + 1) / members * width);
     block(g, r0, r1, c0, c1);  // at most one block a thread (groups divides the thread count); it may be empty
   }
 }
