@@ -97,6 +97,9 @@ struct ConvTrial {
   // problem repeated on the same operands (a Dense layer in inference reads the same weight on
   // every call, which flushed trials would time from memory).
   bool warm = false;
+  // Tests: when set, what a run of candidate c counts as, in ms, instead of the clock's reading
+  // (the run is still made), so that margins are tested exactly on a loaded machine.
+  std::function<double(ConvCandidate)> simulated_ms;
 };
 
 // Runs one call of the problem `problem_key` (no spaces; the caller's full parameter key, to
