@@ -1,7 +1,7 @@
-// CPU kernels of matmul and dense: oneDNN matmul for float32 and bfloat16
-// (float32 products also by the project's GEMMs where the chooser picks them: dense_panels.h, gemm_direct.h)
-// (cached primitives, transposes expressed as strides, bias and activation fused as post-ops) and plain
-// loops for float64. The plain-loop references for tests live at the end of the file.
+// CPU kernels of matmul and dense: oneDNN matmul for float32 and bfloat16 (cached primitives,
+// transposes expressed as strides, bias and activation fused as post-ops), the project's own GEMMs
+// for float32 products where the kernel chooser timed them faster (dense_panels.h, gemm_direct.h),
+// and plain loops for float64. The plain-loop references for tests live at the end of the file.
 #include <cmath>
 #include <type_traits>
 
