@@ -194,24 +194,18 @@ void matmul_kernel(const TensorList& in, TensorList& out, const Attrs& attrs) {
   Shape ab = batch_of(a.shape(), rank), bb = batch_of(b.shape(), rank), cb(cs.begin(), cs.end() - 2);
   if (a.dtype() == DType::float32 || a.dtype() == DType::bfloat16) {
     const auto dt = cpu::dnnl_dtype(a.dtype());
-    bool b_shared = shape_numel(bb) == 1;
-    // One float32 product with b as it lies (the batch folded into a's rows, or none): the project's
-    // GEMM or oneDNN's, as timed (gemm_direct.h).
-    const bool single = b_shared && (!ta || shape_numel(cb) == 1);
-    if (a.dtype() == DType::float32 && single && !tb) {
+    // One product: every batch matrix of a meets the same b (the batch folded into a's rows), or
+    // no batch. A float32 one with b as it lies runs by the project's GEMM or oneDNN's, as timed
+    // (gemm_direct.h).
+    if (shape_numel(bb) == 1 && (!ta || shape_numel(cb) == 1)) {
       const int64_t rows = shape_numel(cb) * m;
       auto onednn = [&] {
-        onednn_matmul(make_operand({}, rows, k, ta), make_operand({}, k, n, false), {rows, n}, a.raw_data(), b.raw_data(),
+        onednn_matmul(make_operand({}, rows, k, ta), make_operand({}, k, n, tb), {rows, n}, a.raw_data(), b.raw_data(),
                       nullptr, c.raw_data(), "linear", dt);
       };
-      if (cpu::run_gemm_chosen("matmul", {rows, n, k, a.data<float>(), ta, b.data<float>(), c.data<float>()}, onednn))
-        return;
-    }
-    if (b_shared && !ta) {
-      // Every batch matrix of a meets the same b: fold the batch into the rows (one GEMM).
-      int64_t rows = shape_numel(cb) * m;
-      onednn_matmul(make_operand({}, rows, k, false), make_operand({}, k, n, tb), {rows, n}, a.raw_data(),
-                    b.raw_data(), nullptr, c.raw_data(), "linear", dt);
+      if (a.dtype() != DType::float32 || tb ||
+          !cpu::run_gemm_chosen("matmul", {rows, n, k, a.data<float>(), ta, b.data<float>(), c.data<float>()}, onednn))
+        onednn();
     } else {
       if (ab == bb && ab.size() > 1) ab = bb = cb = Shape{shape_numel(cb)};  // no broadcast: one batch axis
       Dims cd(cb.begin(), cb.end());
